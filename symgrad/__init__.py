@@ -1,0 +1,36 @@
+"""symgrad: the gradient function, not the gradient at a point.
+
+Trace a Python function into a DAG of ops, differentiate it in one reverse sweep with
+per-op rules kept as data in ``rules/``, and get the gradient as formulas, a straight-line
+program, and compiled NumPy or PyTorch code checked against ``torch.autograd``.
+"""
+from .api import GradFn, TensorSpec, grad, grad_fn
+from .errors import (ArgumentError, CheckError, ControlFlowError, NonScalarOutputError,
+                     NotDifferentiableError, RuleError, ShapeError, SymgradError,
+                     UnsupportedOpError)
+from .graph import Tensor, const, symbol
+from .ops import (abs, acos, add, asin, atan, broadcast_to, clamp, cos, cosh, detach, div,
+                  eq, erf, exp, expm1, ge, gt, le, log, log1p, logical_and, logical_not,
+                  logical_or, lt, matmul, maximum, mean, minimum, mul, ne, neg, pow, relu,
+                  reshape, sigmoid, sign, sin, sinh, softplus, sqrt, square, squeeze,
+                  stop_gradient, sub, sum, tan, tanh, transpose, unsqueeze, where)
+from .rules import Rule, rules
+from .check import CheckReport, check
+
+__version__ = "0.1.0"
+
+__all__ = [
+    # tracing and differentiation
+    "symbol", "const", "Tensor", "TensorSpec", "grad_fn", "GradFn", "grad", "check",
+    "CheckReport", "rules", "Rule",
+    # ops
+    "abs", "acos", "add", "asin", "atan", "broadcast_to", "clamp", "cos", "cosh", "detach",
+    "div", "eq", "erf", "exp", "expm1", "ge", "gt", "le", "log", "log1p", "logical_and",
+    "logical_not", "logical_or", "lt", "matmul", "maximum", "mean", "minimum", "mul", "ne",
+    "neg", "pow", "relu", "reshape", "sigmoid", "sign", "sin", "sinh", "softplus", "sqrt",
+    "square", "squeeze", "stop_gradient", "sub", "sum", "tan", "tanh", "transpose",
+    "unsqueeze", "where",
+    # errors
+    "SymgradError", "ShapeError", "UnsupportedOpError", "NonScalarOutputError",
+    "ControlFlowError", "RuleError", "NotDifferentiableError", "ArgumentError", "CheckError",
+]

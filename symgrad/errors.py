@@ -1,0 +1,41 @@
+"""Exceptions raised by symgrad.
+
+Every error a user can provoke is a ``SymgradError``. Messages name the op, the
+offending input and its shape, and say what to do instead.
+"""
+
+
+class SymgradError(Exception):
+    """Base class of every error symgrad raises on purpose."""
+
+
+class ShapeError(SymgradError, ValueError):
+    """Operands whose shapes do not fit the op (both shapes are in the message)."""
+
+
+class UnsupportedOpError(SymgradError, NotImplementedError):
+    """An op or torch function with no derivative rule."""
+
+
+class NonScalarOutputError(SymgradError, ValueError):
+    """``grad_fn``/``grad`` asked for an implicit seed on a non-scalar output."""
+
+
+class ControlFlowError(SymgradError, TypeError):
+    """Python control flow (``if``, ``bool``, ``float``) on a symbolic value."""
+
+
+class RuleError(SymgradError, SyntaxError):
+    """A rule file that is malformed or uses a forbidden construct (file and line given)."""
+
+
+class NotDifferentiableError(SymgradError, ValueError):
+    """A gradient was requested through a path that has none."""
+
+
+class ArgumentError(SymgradError, TypeError):
+    """A compiled gradient called with the wrong number, kind or shape of arguments."""
+
+
+class CheckError(SymgradError, AssertionError):
+    """``sg.check`` found a mismatch with torch.autograd."""

@@ -1,0 +1,286 @@
+"""The traced graph: ``Tensor`` nodes with structural hashing.
+
+A ``Tensor`` is one op applied to input Tensors with some hashable parameters. Nodes are
+interned: building the same op on the same inputs with the same parameters returns the
+existing node, so the graph is a DAG with no duplicate subterms. Before a node is made,
+``simplify`` may return an equivalent existing node instead (x*1 -> x, constant folding).
+
+SymPy expressions are built lazily: ``local_expr`` is the op applied to symbols standing
+for its operands (what the printers and code generator use), and ``expr`` composes those
+along the DAG into a closed form, iteratively, so deep graphs never recurse.
+"""
+import weakref
+
+import sympy
+
+from .errors import ControlFlowError, ShapeError
+from .shapes import as_shape, fmt_shape
+
+_interned = weakref.WeakValueDictionary()
+
+
+class Tensor:
+    """A symbolic array: a node of the traced graph. Use ``sg.symbol`` to make leaves."""
+
+    __slots__ = ("op", "inputs", "params", "attrs", "shape", "dtype", "_expr",
+                 "_grad_fn", "__weakref__")
+    __array_ufunc__ = None          # NumPy defers to our reflected operators
+    __array_priority__ = 1000
+
+    def __init__(self, op, inputs, params, shape, dtype):
+        self.op = op
+        self.inputs = inputs
+        self.params = params
+        self.attrs = dict(params)
+        self.shape = shape
+        self.dtype = dtype
+        self._expr = None
+        self._grad_fn = None
+
+    # ----- introspection -------------------------------------------------------------
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def name(self):
+        return self.attrs.get("name")
+
+    @property
+    def is_leaf(self):
+        return self.op in ("symbol", "const", "array")
+
+    @property
+    def is_const(self):
+        return self.op == "const"
+
+    @property
+    def T(self):
+        return _ops.transpose(self)
+
+    def size(self, axis=None):
+        return self.shape if axis is None else self.shape[axis]
+
+    def __repr__(self):
+        from .printing import format_expr
+        try:
+            text = format_expr(self.expr) if count_nodes([self]) <= 200 else f"<{self.op}>"
+        except Exception:  # noqa: BLE001 - repr must never fail
+            text = f"<{self.op}>"
+        return f"Tensor({text}, shape={fmt_shape(self.shape)})"
+
+    def __str__(self):
+        from .printing import format_expr
+        return format_expr(self.expr)
+
+    # ----- expressions ---------------------------------------------------------------
+    @property
+    def expr(self):
+        """Closed-form SymPy expression of this node in terms of the leaves."""
+        if self._expr is None:
+            for node in topo_order([self]):
+                if node._expr is None:
+                    node._expr = _ops.OPS[node.op].expr(
+                        node, [i._expr for i in node.inputs])
+        return self._expr
+
+    def local_expr(self, operands):
+        """This op applied to ``operands`` (SymPy expressions standing for the inputs)."""
+        return _ops.OPS[self.op].expr(self, operands)
+
+    # ----- Python protocol -----------------------------------------------------------
+    def __bool__(self):
+        raise ControlFlowError(
+            f"the truth value of a symbolic Tensor ({self.op}, shape {fmt_shape(self.shape)}) "
+            "is unknown while tracing: Python `if`, `and`, `or`, `while` cannot branch on it. "
+            "Use sg.where(condition, x, y) to select values elementwise.")
+
+    def __float__(self):
+        raise ControlFlowError(
+            f"float() of a symbolic Tensor ({self.op}) has no value while tracing; "
+            "keep the computation in sg ops, or use sg.where for branches")
+
+    __int__ = __index__ = __complex__ = __float__
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d Tensor")
+        d = self.shape[0]
+        if not isinstance(d, int):
+            raise ShapeError(f"len() of a Tensor whose first dim is symbolic ({d}); "
+                             "use x.shape[0] in sg ops instead")
+        return d
+
+    def __iter__(self):
+        n = len(self)
+        return (self[i] for i in range(n))
+
+    __hash__ = object.__hash__
+
+    # ----- operators -----------------------------------------------------------------
+    def __add__(self, other): return _ops.add(self, other)
+    def __radd__(self, other): return _ops.add(other, self)
+    def __sub__(self, other): return _ops.sub(self, other)
+    def __rsub__(self, other): return _ops.sub(other, self)
+    def __mul__(self, other): return _ops.mul(self, other)
+    def __rmul__(self, other): return _ops.mul(other, self)
+    def __truediv__(self, other): return _ops.div(self, other)
+    def __rtruediv__(self, other): return _ops.div(other, self)
+    def __pow__(self, other): return _ops.pow(self, other)
+    def __rpow__(self, other): return _ops.pow(other, self)
+    def __matmul__(self, other): return _ops.matmul(self, other)
+    def __rmatmul__(self, other): return _ops.matmul(other, self)
+    def __neg__(self): return _ops.neg(self)
+    def __pos__(self): return self
+    def __abs__(self): return _ops.abs(self)
+    def __gt__(self, other): return _ops.gt(self, other)
+    def __ge__(self, other): return _ops.ge(self, other)
+    def __lt__(self, other): return _ops.lt(self, other)
+    def __le__(self, other): return _ops.le(self, other)
+    def __eq__(self, other): return _ops.eq(self, other)
+    def __ne__(self, other): return _ops.ne(self, other)
+    def __and__(self, other): return _ops.logical_and(self, other)
+    def __rand__(self, other): return _ops.logical_and(other, self)
+    def __or__(self, other): return _ops.logical_or(self, other)
+    def __ror__(self, other): return _ops.logical_or(other, self)
+    def __invert__(self): return _ops.logical_not(self)
+
+    # ----- methods mirroring torch / numpy -------------------------------------------
+    def sum(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        return _ops.sum(self, axis=axis if dim is None else dim,
+                        keepdims=keepdims if keepdim is None else keepdim)
+
+    def mean(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        return _ops.mean(self, axis=axis if dim is None else dim,
+                         keepdims=keepdims if keepdim is None else keepdim)
+
+    def reshape(self, *shape):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return _ops.reshape(self, shape)
+
+    def squeeze(self, axis=None):
+        return _ops.squeeze(self, axis)
+
+    def unsqueeze(self, axis):
+        return _ops.unsqueeze(self, axis)
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+            axes = tuple(axes[0])
+        return _ops.transpose(self, axes or None)
+
+    def t(self):
+        return _ops.transpose(self)
+
+    def broadcast_to(self, shape):
+        return _ops.broadcast_to(self, shape)
+
+    expand = broadcast_to
+
+    def detach(self):
+        return _ops.detach(self)
+
+    def exp(self): return _ops.exp(self)
+    def log(self): return _ops.log(self)
+    def sin(self): return _ops.sin(self)
+    def cos(self): return _ops.cos(self)
+    def tanh(self): return _ops.tanh(self)
+    def sigmoid(self): return _ops.sigmoid(self)
+    def relu(self): return _ops.relu(self)
+    def sqrt(self): return _ops.sqrt(self)
+    def abs(self): return _ops.abs(self)
+    def square(self): return _ops.square(self)
+    def clamp(self, min=None, max=None): return _ops.clamp(self, min, max)
+
+
+def make(op, inputs, params=()):
+    """The node for ``op(inputs; params)``: an existing equal node, a simpler
+    equivalent one, or a new node."""
+    key = (op, tuple(map(id, inputs)), params)
+    node = _interned.get(key)
+    if node is not None:
+        return node
+    opdef = _ops.OPS[op]
+    shape = opdef.shape([i.shape for i in inputs], dict(params))
+    dtype = opdef.dtype(inputs)
+    simpler = opdef.simplify(inputs, dict(params), shape) if opdef.simplify else None
+    if simpler is not None:
+        return simpler
+    node = Tensor(op, inputs, params, shape, dtype)
+    _interned[key] = node
+    return node
+
+
+def leaf(op, params, shape, dtype="float"):
+    key = (op, (), params)
+    node = _interned.get(key)
+    if node is None:
+        node = Tensor(op, (), params, shape, dtype)
+        _interned[key] = node
+    return node
+
+
+def symbol(name, shape=()):
+    """A named symbolic input, e.g. ``sg.symbol("W", shape=("m", "n"))``."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"symbol name must be a Python identifier, got {name!r}")
+    shape = as_shape(shape)
+    return leaf("symbol", (("name", name), ("shape", shape)), shape)
+
+
+def const(value, shape=()):
+    """A constant filling ``shape``; ``value`` is a number or a SymPy expression of dims."""
+    if isinstance(value, bool) or value is sympy.true or value is sympy.false:
+        return leaf("const", (("value", sympy.true if value else sympy.false), ("shape", shape)),
+                    shape, "bool")
+    if isinstance(value, float):
+        value = sympy.Float(value)
+    elif not isinstance(value, sympy.Basic):
+        value = sympy.sympify(value)
+    return leaf("const", (("value", value), ("shape", shape)), shape)
+
+
+def zeros(shape):
+    return const(sympy.S.Zero, shape)
+
+
+def ones(shape):
+    return const(sympy.S.One, shape)
+
+
+def is_zero(t):
+    return t.op == "const" and t.attrs["value"] == 0
+
+
+def is_one(t):
+    return t.op == "const" and t.attrs["value"] == 1
+
+
+def topo_order(outputs):
+    """Nodes reachable from ``outputs``, each after its inputs (iterative DFS)."""
+    order, seen = [], set()
+    for out in outputs:
+        if out is None or id(out) in seen:
+            continue
+        stack = [(out, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                order.append(node)
+                continue
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            stack.append((node, True))
+            for inp in reversed(node.inputs):
+                if id(inp) not in seen:
+                    stack.append((inp, False))
+    return order
+
+
+def count_nodes(outputs):
+    return sum(1 for n in topo_order(outputs) if not n.is_leaf)
+
+
+from . import ops as _ops  # noqa: E402  (ops builds on Tensor)

@@ -1,0 +1,111 @@
+"""The straight-line program: a DAG linearised into one assignment per op.
+
+This is symgrad's common subexpression elimination: every node of the DAG is computed
+once, in topological order, under its own name. Code generation and ``program()`` both
+print it, one statement per node, so their cost is linear in the graph.
+
+Printing goes through SymPy printers, but printing each statement from scratch costs
+~150 us. So each distinct (op, parameters, inlined constants) is printed once, with
+placeholder symbols for the operands, into a template that later statements fill in.
+"""
+import re
+
+import sympy
+
+from .graph import topo_order
+from .shapes import broadcast_shapes, shapes_equal
+
+_PLACEHOLDER = re.compile(r"(sgarg\d+)")
+PLACEHOLDERS = [sympy.Symbol(f"sgarg{i}") for i in range(8)]
+
+
+class Template:
+    """A printed statement with holes for operand names."""
+
+    __slots__ = ("pieces",)
+
+    def __init__(self, text):
+        parts = _PLACEHOLDER.split(text)
+        self.pieces = [(int(p[5:]) if i % 2 else p) for i, p in enumerate(parts)]
+
+    def fill(self, names):
+        return "".join(names[p] if isinstance(p, int) else p for p in self.pieces)
+
+
+def _inlinable(node, pos):
+    """A scalar constant operand can be printed as a literal inside the statement."""
+    inp = node.inputs[pos]
+    if inp.op != "const":
+        return False
+    if not inp.shape:
+        return True
+    from .ops import BINARY, COMPARISONS, LOGICAL, UNARY
+    if node.op not in BINARY and node.op not in COMPARISONS and node.op not in LOGICAL \
+            and node.op not in UNARY and node.op not in ("where", "clamp"):
+        return False
+    others = [i.shape for j, i in enumerate(node.inputs) if j != pos]
+    return shapes_equal(broadcast_shapes(*others) if others else (), node.shape)
+
+
+class TemplateCache:
+    """Templates of one printer, keyed by op, parameters and inlined constants."""
+
+    def __init__(self, printer):
+        self.printer = printer
+        self.cache = {}
+
+    def statement(self, node, names):
+        """The printed right-hand side of ``node`` given its operands' printed names
+        (None for an operand inlined as a constant)."""
+        inline = tuple(i.attrs["value"] if n is None else None
+                       for i, n in zip(node.inputs, names))
+        key = (node.op, node.params, inline)
+        tpl = self.cache.get(key)
+        if tpl is None:
+            operands = [PLACEHOLDERS[i] if v is None else v for i, v in enumerate(inline)]
+            tpl = Template(self.printer.doprint(node.local_expr(operands)))
+            self.cache[key] = tpl
+        return tpl.fill(names)
+
+
+class Program:
+    """``outputs`` (nodes or None) linearised: ``statements`` is a list of
+    (name, node, operand_names) in evaluation order."""
+
+    def __init__(self, outputs, inputs, prefix="v"):
+        self.outputs = outputs
+        self.inputs = inputs
+        names = {id(x): x.name for x in inputs}
+        taken = set(names.values())
+        self.statements = []
+        self.arrays = {}
+        counter = 0
+        for node in topo_order(outputs):
+            if id(node) in names:
+                continue
+            if node.op == "symbol":
+                names[id(node)] = node.name
+                continue
+            if node.op == "array":
+                sym = node.local_expr([])
+                names[id(node)] = sym.name
+                self.arrays[sym.name] = node.attrs["value"].array
+                continue
+            operand_names = [None if _inlinable(node, k) else names[id(i)]
+                             for k, i in enumerate(node.inputs)]
+            if node.op == "const" and not node.shape:
+                continue
+            name = f"{prefix}{counter}"
+            while name in taken:
+                counter += 1
+                name = f"{prefix}{counter}"
+            counter += 1
+            names[id(node)] = name
+            self.statements.append((name, node, operand_names))
+        self.names = names
+
+    def name_of(self, node):
+        return self.names.get(id(node))
+
+    def forward_count(self):
+        return len(self.statements)

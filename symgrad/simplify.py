@@ -1,0 +1,256 @@
+"""Local simplification, applied when a node is built.
+
+Each function gets the inputs, the op's attributes and the result shape, and returns an
+equivalent node (existing or simpler) or None to build the node as asked. Only local,
+always-valid rewrites: identities (x*1, x+0, x-x), known zeros, constant folding,
+double transpose and negation, reshapes of reshapes. Keeping gradient graphs small here
+is what makes a gradient program cost a small multiple of its forward program.
+"""
+import sympy
+from sympy import S
+
+from .graph import const, is_one, is_zero, make
+from .ops import BINARY, COMPARISONS, LOGICAL, OPS, UNARY
+from .shapes import broadcast_shapes, numel, shapes_equal
+
+
+def bcast(t, shape):
+    """``t`` broadcast to ``shape`` (itself when the shape already matches)."""
+    if shapes_equal(t.shape, shape):
+        return t
+    if t.op == "const":
+        return const(t.attrs["value"], shape)
+    return make("broadcast_to", (t,), (("shape", shape),))
+
+
+def fold(op, inputs, attrs, shape):
+    """Constant folding: every input is a constant fill."""
+    if not all(i.op == "const" for i in inputs):
+        return None
+    values = [i.attrs["value"] for i in inputs]
+    if op in COMPARISONS:
+        value = COMPARISONS[op](*values)
+    elif op in LOGICAL:
+        value = LOGICAL[op](*values)
+    else:
+        value = OPS[op].expr(attrs, values)
+    if isinstance(value, sympy.logic.boolalg.BooleanAtom):
+        return const(bool(value), shape)
+    if isinstance(value, sympy.Expr) and value.is_real and not value.has(sympy.Function) \
+            or isinstance(value, sympy.Expr) and value.is_real and value.is_number:
+        return const(value, shape)
+    return None
+
+
+def scalar_fills(op, inputs, attrs, shape):
+    """A constant fill operand whose shape the other operands already give the result
+    becomes a scalar constant: full((n,), 2) * x -> 2 * x."""
+    if len(inputs) < 2:
+        return None
+    for k, t in enumerate(inputs):
+        if t.op == "const" and t.shape:
+            others = [i.shape for j, i in enumerate(inputs) if j != k]
+            if shapes_equal(broadcast_shapes(*others), shape):
+                new = inputs[:k] + (const(t.attrs["value"]),) + inputs[k + 1:]
+                return make(op, new, tuple(attrs.items()))
+    return None
+
+
+def _pointwise(rest=None):
+    def simplify(inputs, attrs, shape, op):
+        folded = fold(op, inputs, attrs, shape)
+        if folded is not None:
+            return folded
+        scalar = scalar_fills(op, inputs, attrs, shape)
+        if scalar is not None:
+            return scalar
+        return rest(inputs, attrs, shape) if rest else None
+    return simplify
+
+
+def _add(inputs, attrs, shape):
+    x, y = inputs
+    if is_zero(x):
+        return bcast(y, shape)
+    if is_zero(y):
+        return bcast(x, shape)
+    if y.op == "const" and x.op != "const":
+        return make("add", (y, x))
+    if y.op == "neg":
+        return make("sub", (x, y.inputs[0]))
+    return None
+
+
+def _sub(inputs, attrs, shape):
+    x, y = inputs
+    if is_zero(y):
+        return bcast(x, shape)
+    if is_zero(x):
+        return bcast(make("neg", (y,)), shape)
+    if x is y:
+        return const(S.Zero, shape)
+    if y.op == "neg":
+        return make("add", (x, y.inputs[0]))
+    return None
+
+
+def _mul(inputs, attrs, shape):
+    x, y = inputs
+    if is_zero(x) or is_zero(y):
+        return const(S.Zero, shape)
+    if is_one(x):
+        return bcast(y, shape)
+    if is_one(y):
+        return bcast(x, shape)
+    if y.op == "const" and x.op != "const":
+        return make("mul", (y, x))
+    if x.op == "const" and x.attrs["value"] == -1:
+        return bcast(make("neg", (y,)), shape)
+    if x.op == "const" and not x.shape and y.op == "mul" and y.inputs[0].op == "const" \
+            and not y.inputs[0].shape:
+        return make("mul", (const(x.attrs["value"] * y.inputs[0].attrs["value"]),
+                            y.inputs[1]))
+    if x.op == "const" and not x.shape and y.op == "neg":
+        return make("mul", (const(-x.attrs["value"]), y.inputs[0]))
+    if x.op == "neg" and y.op == "neg":
+        return make("mul", (x.inputs[0], y.inputs[0]))
+    return None
+
+
+def _div(inputs, attrs, shape):
+    x, y = inputs
+    if is_one(y):
+        return bcast(x, shape)
+    if is_zero(x):
+        return const(S.Zero, shape)
+    return None
+
+
+def _neg(inputs, attrs, shape):
+    (x,) = inputs
+    if x.op == "neg":
+        return x.inputs[0]
+    if x.op == "sub":
+        return make("sub", (x.inputs[1], x.inputs[0]))
+    return None
+
+
+def _pow(inputs, attrs, shape):
+    x, y = inputs
+    if is_one(y):
+        return bcast(x, shape)
+    if is_zero(y) or is_one(x):
+        return const(S.One, shape)
+    if y.op == "const" and not y.shape and y.attrs["value"] == 2:
+        return bcast(make("square", (x,)), shape)
+    return None
+
+
+def _same(inputs, attrs, shape):
+    x, y = inputs
+    return bcast(x, shape) if x is y else None
+
+
+def _where(inputs, attrs, shape):
+    c, x, y = inputs
+    if c.op == "const":
+        return bcast(x if c.attrs["value"] else y, shape)
+    if x is y:
+        return bcast(x, shape)
+    return None
+
+
+def _cast(inputs, attrs, shape):
+    (c,) = inputs
+    if c.op == "const":
+        return const(S.One if c.attrs["value"] else S.Zero, shape)
+    return None
+
+
+def _detach(inputs, attrs, shape):
+    (x,) = inputs
+    if x.op in ("const", "array", "detach"):
+        return x
+    return None
+
+
+def _reduce(kind):
+    def simplify(inputs, attrs, shape, op):
+        (x,) = inputs
+        if not attrs["axis"]:
+            return x
+        if x.op == "const":
+            value = x.attrs["value"]
+            if kind == "sum":
+                value = value * numel([x.shape[a] for a in attrs["axis"]])
+            return const(value, shape)
+        return None
+    return simplify
+
+
+def _transpose(inputs, attrs, shape):
+    (x,) = inputs
+    axes = attrs["axes"]
+    if axes == tuple(range(len(axes))):
+        return x
+    if x.op == "const":
+        return const(x.attrs["value"], shape)
+    if x.op == "transpose":
+        inner = x.attrs["axes"]
+        composed = tuple(inner[a] for a in axes)
+        return make("transpose", x.inputs, (("axes", composed),)) \
+            if composed != tuple(range(len(composed))) else x.inputs[0]
+    return None
+
+
+def _reshape_like(inputs, attrs, shape, op):
+    (x,) = inputs
+    if shapes_equal(x.shape, shape):
+        return x
+    if x.op == "const":
+        return const(x.attrs["value"], shape)
+    if x.op in ("reshape", "squeeze", "unsqueeze"):
+        inner = x.inputs[0]
+        if shapes_equal(inner.shape, shape):
+            return inner
+        return make("reshape", (inner,), (("shape", shape),))
+    return None
+
+
+def _broadcast(inputs, attrs, shape):
+    (x,) = inputs
+    if shapes_equal(x.shape, shape):
+        return x
+    if x.op == "const":
+        return const(x.attrs["value"], shape)
+    if x.op == "broadcast_to":
+        return make("broadcast_to", x.inputs, (("shape", shape),))
+    return None
+
+
+def _matmul(inputs, attrs, shape):
+    if any(is_zero(i) for i in inputs):
+        return const(S.Zero, shape)
+    return None
+
+
+def _with_op(name, f):
+    return lambda inputs, attrs, shape: f(inputs, attrs, shape, name)
+
+
+SPECIFIC = {"add": _add, "sub": _sub, "mul": _mul, "div": _div, "neg": _neg,
+            "pow": _pow, "maximum": _same, "minimum": _same}
+
+for _name in list(UNARY) + list(BINARY) + list(COMPARISONS) + list(LOGICAL) + \
+        ["logical_not", "clamp"]:
+    OPS[_name].simplify = _with_op(_name, _pointwise(SPECIFIC.get(_name)))
+OPS["where"].simplify = _where
+OPS["cast"].simplify = _cast
+OPS["detach"].simplify = _detach
+OPS["sum"].simplify = _with_op("sum", _reduce("sum"))
+OPS["mean"].simplify = _with_op("mean", _reduce("mean"))
+OPS["transpose"].simplify = _transpose
+for _name in ("reshape", "squeeze", "unsqueeze"):
+    OPS[_name].simplify = _with_op(_name, _reshape_like)
+OPS["broadcast_to"].simplify = _broadcast
+OPS["matmul"].simplify = _matmul

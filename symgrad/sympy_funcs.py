@@ -1,0 +1,208 @@
+"""SymPy classes that SymPy lacks, for the formulas and the code symgrad prints.
+
+Two kinds:
+
+* elementwise functions (``sigmoid``, ``relu``, ``softplus``, ``Where``, ``Clamp``,
+  ``AsFloat``) that act on scalars, so closed forms of scalar functions stay plain
+  SymPy that ``sympy.diff`` and ``lambdify`` understand (each defines ``fdiff`` or
+  ``_eval_derivative`` and a rewrite to elementary SymPy);
+* array ops (``SumOp``, ``MatmulOp``, ...) used in array-level expressions, where a
+  symbol stands for a whole array and ``*`` is elementwise. Their parameters (axes,
+  shapes) are SymPy tuples in ``args`` so printers can read them.
+
+Printers for all of these live in ``printing`` (text, LaTeX) and ``codegen`` (NumPy,
+torch, math).
+"""
+import sympy
+from sympy import Function, Piecewise, S, Tuple
+
+
+class sigmoid(Function):
+    """The logistic function 1 / (1 + exp(-x))."""
+
+    @classmethod
+    def eval(cls, x):
+        if x.is_zero:
+            return S.Half
+
+    def fdiff(self, argindex=1):
+        return self * (1 - self)
+
+    def _eval_rewrite_as_exp(self, x, **kwargs):
+        return 1 / (1 + sympy.exp(-x))
+
+    def _eval_is_real(self):
+        return self.args[0].is_real
+
+
+class softplus(Function):
+    """log(1 + exp(x)), computed stably by every backend."""
+
+    @classmethod
+    def eval(cls, x):
+        if x.is_zero:
+            return sympy.log(2)
+
+    def fdiff(self, argindex=1):
+        return sigmoid(self.args[0])
+
+    def _eval_rewrite_as_log(self, x, **kwargs):
+        return sympy.log(1 + sympy.exp(x))
+
+    def _eval_is_real(self):
+        return self.args[0].is_real
+
+
+class relu(Function):
+    """max(x, 0); its derivative at 0 is 0, as in torch."""
+
+    @classmethod
+    def eval(cls, x):
+        if x.is_number and x.is_extended_real:
+            return sympy.Max(x, 0)
+
+    def fdiff(self, argindex=1):
+        return Where(sympy.StrictGreaterThan(self.args[0], 0), S.One, S.Zero)
+
+    def _eval_rewrite_as_Max(self, x, **kwargs):
+        return sympy.Max(x, 0)
+
+    def _eval_rewrite_as_Piecewise(self, x, **kwargs):
+        return Piecewise((x, x > 0), (0, True))
+
+    def _eval_is_real(self):
+        return self.args[0].is_real
+
+
+class Where(Function):
+    """where(cond, a, b): a where cond holds, else b (elementwise)."""
+
+    @classmethod
+    def eval(cls, cond, a, b):
+        if cond is S.true:
+            return a
+        if cond is S.false:
+            return b
+        if a == b:
+            return a
+
+    def _eval_derivative(self, s):
+        return Where(self.args[0], self.args[1].diff(s), self.args[2].diff(s))
+
+    def _eval_rewrite_as_Piecewise(self, cond, a, b, **kwargs):
+        return Piecewise((a, cond), (b, True))
+
+
+class Clamp(Function):
+    """clamp(x, lo, hi); lo = -oo or hi = oo when a bound is absent."""
+
+    @classmethod
+    def eval(cls, x, lo, hi):
+        if x.is_number and lo.is_number and hi.is_number:
+            return sympy.Min(sympy.Max(x, lo), hi)
+
+    def _eval_derivative(self, s):
+        x, lo, hi = self.args
+        inside = sympy.And(sympy.GreaterThan(x, lo), sympy.LessThan(x, hi))
+        return Where(inside, x.diff(s), S.Zero)
+
+    def _eval_rewrite_as_Piecewise(self, x, lo, hi, **kwargs):
+        return Piecewise((lo, x < lo), (hi, x > hi), (x, True))
+
+
+class AsFloat(Function):
+    """1.0 where a boolean holds, else 0.0 (Iverson bracket)."""
+
+    @classmethod
+    def eval(cls, cond):
+        if cond is S.true:
+            return S.One
+        if cond is S.false:
+            return S.Zero
+
+    def _eval_derivative(self, s):
+        return S.Zero
+
+    def _eval_rewrite_as_Piecewise(self, cond, **kwargs):
+        return Piecewise((1, cond), (0, True))
+
+
+class StopGradient(Function):
+    """x, treated as a constant by differentiation (``detach``)."""
+
+    def _eval_derivative(self, s):
+        return S.Zero
+
+
+class ArrayOp(Function):
+    """Base of array-level ops: the first args are operands, the rest parameters."""
+
+    n_operands = 1
+
+
+class SumOp(ArrayOp):
+    """sum(x, axes, keepdims, full): ``full`` is true when every axis is reduced."""
+
+
+class MeanOp(ArrayOp):
+    """mean(x, axes, keepdims, full)."""
+
+
+class MatmulOp(ArrayOp):
+    """x @ y with NumPy's rules for 1-D operands."""
+
+    n_operands = 2
+    is_commutative = False
+
+
+class TransposeOp(ArrayOp):
+    """transpose(x, axes): permute the axes."""
+
+
+class ReshapeOp(ArrayOp):
+    """reshape(x, shape)."""
+
+
+class SqueezeOp(ArrayOp):
+    """squeeze(x, axes): drop size-1 axes."""
+
+
+class UnsqueezeOp(ArrayOp):
+    """unsqueeze(x, axis): insert a size-1 axis."""
+
+
+class BroadcastOp(ArrayOp):
+    """broadcast_to(x, shape)."""
+
+
+class FillOp(ArrayOp):
+    """full(shape, value): a constant array."""
+
+    n_operands = 0
+
+
+def sym_tuple(values):
+    return Tuple(*[sympy.sympify(v) for v in values])
+
+
+def sym_bool(value):
+    return S.true if value else S.false
+
+
+def to_elementary(expr):
+    """Rewrite symgrad's elementwise classes into plain SymPy (for ``sympy.diff`` checks)."""
+    return expr.replace(
+        lambda e: isinstance(e, (sigmoid, softplus, relu, Where, Clamp, AsFloat, StopGradient)),
+        _elementary)
+
+
+def _elementary(e):
+    if isinstance(e, sigmoid):
+        return 1 / (1 + sympy.exp(-e.args[0]))
+    if isinstance(e, softplus):
+        return sympy.log(1 + sympy.exp(e.args[0]))
+    if isinstance(e, relu):
+        return Piecewise((e.args[0], e.args[0] > 0), (0, True))
+    if isinstance(e, StopGradient):
+        return e.args[0]
+    return e.rewrite(Piecewise)
