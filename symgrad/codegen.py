@@ -299,7 +299,49 @@ class TorchCodePrinter(_ArrayPrinterMixin, _TorchBase):
         return f"torch.as_tensor({expr.name}, dtype=_dt, device=_dev)"
 
 
-PRINTERS = {"numpy": NumpyCodePrinter, "torch": TorchCodePrinter}
+class MathCodePrinter(_ArrayPrinterMixin, PythonCodePrinter):
+    """Plain Python floats and ``math``: the fastest code when every value is a scalar."""
+
+    M = "math"
+
+    def __init__(self, settings=None):
+        super().__init__(dict({"fully_qualified_modules": True}, **(settings or {})))
+        self.preamble = {}
+
+    def _print_Pow(self, expr, rational=False):
+        base, e = expr.args
+        if e == -1 or abs(e) == sympy.S.Half or e == 2:
+            return _ArrayPrinterMixin._print_Pow(self, expr)
+        return self._arg(base, "Pow") + "**" + self._arg(e, "Pow")
+
+    def _print_sigmoid(self, expr):
+        return f"(1.0/(1.0 + math.exp(-{self._arg(expr.args[0], 'Mul')})))"
+
+    def _print_softplus(self, expr):
+        x = self._print(expr.args[0])
+        return f"(max({x}, 0.0) + math.log1p(math.exp(-abs({x}))))"
+
+    def _print_relu(self, expr):
+        return f"max({self._print(expr.args[0])}, 0.0)"
+
+    def _print_Where(self, expr):
+        c, a, b = (self._print(x) for x in expr.args)
+        return f"({a} if {c} else {b})"
+
+    def _print_Clamp(self, expr):
+        x, lo, hi = expr.args
+        out = self._print(x)
+        if lo is not sympy.S.NegativeInfinity:
+            out = f"max({out}, {self._print(lo)})"
+        if hi is not sympy.S.Infinity:
+            out = f"min({out}, {self._print(hi)})"
+        return out
+
+    def _print_AsFloat(self, expr):
+        return f"(1.0 if {self._print(expr.args[0])} else 0.0)"
+
+
+PRINTERS = {"numpy": NumpyCodePrinter, "torch": TorchCodePrinter, "math": MathCodePrinter}
 _template_caches = {}
 
 
@@ -327,7 +369,10 @@ def _dims_code(inputs, backend):
         if backend == "numpy" and shape:
             lines.append(f"{name} = numpy.asarray({name})")
         ndim = f"numpy.ndim({name})" if backend == "numpy" else f"{name}.dim()"
-        lines.append(f"if {ndim} != {len(shape)}:")
+        if backend == "numpy" and not shape:
+            lines.append(f"if type({name}) is not float and {ndim} != 0:")
+        else:
+            lines.append(f"if {ndim} != {len(shape)}:")
         lines.append(f"    raise ArgumentError('argument {name} must have shape {want}, "
                      f"got shape %s' % (tuple(numpy.shape({name})),))")
         for axis, d in enumerate(shape):
@@ -368,6 +413,19 @@ def _output_code(node, prog, backend, printer, shape):
     return name
 
 
+def _body_lines(prog, outputs, zero_shapes, with_value, backend):
+    cache = templates(backend)
+    lines = [f"{name} = {cache.statement(node, operand_names)}"
+             for name, node, operand_names in prog.statements]
+    items = [_output_code(o, prog, backend, cache.printer, s) for o, s in zip(outputs, zero_shapes)]
+    result = "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    if with_value is not None:
+        value = _output_code(with_value, prog, backend, cache.printer, with_value.shape)
+        result = f"{value}, {result}"
+    lines.append(f"return {result}")
+    return lines
+
+
 def build_source(outputs, inputs, backend, func_name="gradient", with_value=None,
                  zero_shapes=None, standalone=True):
     """Python source of a function of ``inputs`` returning the tuple ``outputs`` (None
@@ -378,8 +436,6 @@ def build_source(outputs, inputs, backend, func_name="gradient", with_value=None
     if with_value is not None:
         targets.append(with_value)
     prog = Program(targets, inputs, prefix="_t")
-    cache = templates(backend)
-    printer = cache.printer
     names = [x.name for x in inputs]
     body = [f"if len(args) != {len(inputs)}:",
             f"    raise ArgumentError('{func_name}() takes {len(inputs)} arguments "
@@ -393,14 +449,19 @@ def build_source(outputs, inputs, backend, func_name="gradient", with_value=None
         body.append(f"_dt, _dev = {names[0]}.dtype, {names[0]}.device" if names
                     else "_dt, _dev = torch.float64, torch.device('cpu')")
     body += _dims_code(inputs, backend)
-    for name, node, operand_names in prog.statements:
-        body.append(f"{name} = {cache.statement(node, operand_names)}")
-    items = [_output_code(o, prog, backend, printer, s) for o, s in zip(outputs, zero_shapes)]
-    result = "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
-    if with_value is not None:
-        value = _output_code(with_value, prog, backend, printer, with_value.shape)
-        result = f"{value}, {result}"
-    body.append(f"return {result}")
+    scalar_only = backend == "numpy" and all(not x.shape for x in inputs) and all(
+        not node.shape for _, node, _ in prog.statements)
+    if scalar_only:
+        # Plain floats and math first; on a domain error or overflow (where math raises
+        # and NumPy/torch give nan or inf) fall through to the NumPy version.
+        body.append("try:")
+        body += ["    " + line for line in
+                 _body_lines(prog, outputs, zero_shapes, with_value, "math")]
+        body.append("except (ArithmeticError, ValueError):")
+        body.append("    pass")
+    if backend == "numpy":
+        body += [f"{x.name} = numpy.float64({x.name})" for x in inputs if not x.shape]
+    body += _body_lines(prog, outputs, zero_shapes, with_value, backend)
 
     lines = []
     if standalone:
@@ -408,7 +469,8 @@ def build_source(outputs, inputs, backend, func_name="gradient", with_value=None
         lines += ["", "ArgumentError = ValueError"]
         for name, arr in prog.arrays.items():
             lines.append(f"{name} = numpy.array({arr.tolist()!r})")
-    lines += list(printer.preamble.values())
+    preamble = dict(templates(backend).printer.preamble)
+    lines += list(preamble.values())
     lines += ["", f"def {func_name}(*args):"] + ["    " + b for b in body]
     return "\n".join(lines) + "\n", prog.arrays
 

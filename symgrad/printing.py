@@ -90,6 +90,10 @@ class FormulaPrinter(StrPrinter):
         return f"detach({self._print(expr.args[0])})"
 
     def _print_ArraySymbol(self, expr):
+        from .ops import ARRAY_VALUES
+        value = ARRAY_VALUES.get(expr.name)
+        if value is not None and value.size <= 12:
+            return repr(value.tolist())
         return expr.name
 
 

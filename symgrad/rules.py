@@ -375,13 +375,13 @@ class RuleTable:
             self._rules[r.name] = r
         return new
 
-    def load_file(self, path):
+    def load_file(self, path, display=None):
         path = Path(path)
-        return self.load_text(path.read_text(), str(path))
+        return self.load_text(path.read_text(), display or str(path))
 
-    def load_dir(self, folder):
+    def load_dir(self, folder, display=None):
         for path in sorted(Path(folder).glob("*.yaml")):
-            self.load_file(path)
+            self.load_file(path, f"{display}/{path.name}" if display else None)
 
     def __getitem__(self, name):
         try:
@@ -410,4 +410,4 @@ class RuleTable:
 
 
 rules = RuleTable()
-rules.load_dir(rules_dir())
+rules.load_dir(rules_dir(), display="rules")

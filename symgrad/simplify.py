@@ -157,6 +157,13 @@ def _where(inputs, attrs, shape):
         return bcast(x if c.attrs["value"] else y, shape)
     if x is y:
         return bcast(x, shape)
+    scalar = scalar_fills("where", inputs, attrs, shape)
+    if scalar is not None:
+        return scalar
+    if is_one(x) and is_zero(y) and not x.shape and not y.shape:
+        return bcast(make("cast", (c,)), shape)
+    if is_zero(x) and is_one(y) and not x.shape and not y.shape:
+        return bcast(make("cast", (make("logical_not", (c,)),)), shape)
     return None
 
 
