@@ -1,0 +1,410 @@
+"""Test specs for every op in the rule table (``sg.rules.names()``).
+
+A ``Spec`` says how to exercise one op:
+
+* ``build(*inputs, **params)`` applies the op with symgrad ops. sg ops are polymorphic,
+  so the same function traces on symbols and computes on NumPy arrays and torch tensors.
+* ``ref(*inputs, **params)`` is the same computation written with torch only. It is the
+  independent reference for values, ``torch.autograd`` (orders 1 and 2) and
+  ``torch.func.jvp``, so a wrong forward printer cannot hide behind itself.
+* ``samplers`` draw inputs in the op's domain (``log`` > 0, ``asin`` in (-1, 1), kinks
+  of ``abs``/``relu``/``clamp`` avoided, ...); a case may override them (the ``ties`` and
+  ``at_kink`` cases deliberately sit on the kinks to compare conventions with torch).
+* ``cases``: shape cases. The inputs of a case are the keys of ``Case.shapes``, in order;
+  a dim is an int or a symbolic name bound through ``Case.dims``.
+
+Non-differentiable ops (comparisons, logical ops, ``sign``, ``cast``, ``detach``) are
+built into a differentiable expression (``gt(x, y) * x * y``, ``x * detach(x)``) whose
+gradient torch also computes, so "carries no gradient" is checked against torch, never
+assumed as a silent zero.
+"""
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+import symgrad as sg
+from symgrad import ops as sg_ops
+
+# ----- samplers: (shape, rng) -> array --------------------------------------------------
+
+
+def normal(shape, rng):
+    return rng.standard_normal(shape)
+
+
+def uniform(lo, hi):
+    def sample(shape, rng):
+        return rng.uniform(lo, hi, shape)
+    return sample
+
+
+def signed(lo, hi):
+    """|x| in [lo, hi] with a random sign: away from 0 (kinks, poles)."""
+    def sample(shape, rng):
+        return rng.uniform(lo, hi, shape) * rng.choice([-1.0, 1.0], size=shape)
+    return sample
+
+
+def away_from(points, lo, hi, margin=0.1):
+    """Uniform in [lo, hi] but at least ``margin`` from every point in ``points``."""
+    def sample(shape, rng):
+        x = np.asarray(rng.uniform(lo, hi, shape), dtype=float)
+        for _ in range(100):
+            bad = np.zeros(x.shape, dtype=bool)
+            for p in points:
+                bad |= np.abs(x - p) < margin
+            if not bad.any():
+                return x
+            x = np.where(bad, rng.uniform(lo, hi, shape), x)
+        raise AssertionError("sampler could not avoid the kinks")
+    return sample
+
+
+def discrete(values):
+    """Draws from a few values, so equal elements (ties) are common."""
+    def sample(shape, rng):
+        return np.asarray(rng.choice(values, size=shape), dtype=float)
+    return sample
+
+
+POSITIVE = uniform(0.3, 2.0)
+NONZERO = signed(0.4, 2.0)
+UNIT = uniform(-0.9, 0.9)
+TIES = discrete([-1.0, 0.0, 0.5, 2.0])
+
+
+# ----- specs ----------------------------------------------------------------------------
+
+
+@dataclass
+class Case:
+    id: str
+    shapes: dict                      # input name -> shape (ints and dim names)
+    dims: dict = field(default_factory=dict)
+    params: dict = field(default_factory=dict)
+    samplers: dict = field(default_factory=dict)   # overrides of Spec.samplers
+    build: Optional[Callable] = None               # overrides of Spec.build / Spec.ref
+    ref: Optional[Callable] = None
+
+
+@dataclass
+class Spec:
+    op: str
+    build: Callable
+    ref: Callable
+    cases: list
+    samplers: dict = field(default_factory=dict)   # input name -> sampler (default normal)
+    differentiable: bool = True                    # sg.rules[op].differentiable
+    elementwise: bool = False                      # scalar cases get the sympy.diff check
+
+    def build_for(self, case):
+        return case.build or self.build
+
+    def ref_for(self, case):
+        return case.ref or self.ref
+
+    def sampler(self, case, name):
+        return case.samplers.get(name) or self.samplers.get(name) or normal
+
+
+# ----- shape cases ----------------------------------------------------------------------
+
+
+def unary_cases(extra=()):
+    return [
+        Case("scalar", {"x": ()}),
+        Case("vector", {"x": (4,)}),
+        Case("matrix", {"x": (2, 3)}),
+        Case("symbolic", {"x": ("m", "n")}, dims={"m": 3, "n": 2}),
+        *extra,
+    ]
+
+
+def binary_cases(extra=(), names=("x", "y")):
+    a, b = names
+    return [
+        Case("scalar", {a: (), b: ()}),
+        Case("vector", {a: (4,), b: (4,)}),
+        Case("matrix", {a: (2, 3), b: (2, 3)}),
+        Case("broadcast_2x3_3", {a: (2, 3), b: (3,)}),
+        Case("broadcast_3_2x3", {a: (3,), b: (2, 3)}),
+        Case("broadcast_scalar_2x3", {a: (), b: (2, 3)}),
+        Case("broadcast_2x3_scalar", {a: (2, 3), b: ()}),
+        Case("broadcast_2x1_1x3", {a: (2, 1), b: (1, 3)}),
+        Case("symbolic", {a: ("m", "n"), b: ("m", "n")}, dims={"m": 2, "n": 3}),
+        Case("symbolic_broadcast", {a: ("m", "n"), b: ("n",)}, dims={"m": 3, "n": 2}),
+        Case("symbolic_scalar", {a: (), b: ("n",)}, dims={"n": 5}),
+        *extra,
+    ]
+
+
+SPECS = {}
+
+
+def spec(op, build, ref, cases, **kw):
+    assert op not in SPECS, f"two specs for {op}"
+    SPECS[op] = Spec(op, build, ref, cases, **kw)
+
+
+def unary(op, sg_fn, torch_fn, sampler=normal, extra=()):
+    spec(op, lambda x: sg_fn(x), lambda x: torch_fn(x), unary_cases(extra),
+         samplers={"x": sampler}, elementwise=True)
+
+
+def binary(op, sg_fn, torch_fn, samplers=None, extra=()):
+    spec(op, lambda x, y: sg_fn(x, y), lambda x, y: torch_fn(x, y), binary_cases(extra),
+         samplers=samplers or {}, elementwise=True)
+
+
+# ----- arithmetic -----
+binary("add", sg.add, torch.add)
+binary("sub", sg.sub, torch.sub)
+binary("mul", sg.mul, torch.mul)
+binary("div", sg.div, torch.div, samplers={"y": NONZERO}, extra=[
+    Case("const_numerator", {"y": (3,)}, build=lambda y: sg.div(2.0, y),
+         ref=lambda y: 2.0 / y),
+])
+binary("pow", sg.pow, torch.pow, samplers={"x": POSITIVE}, extra=[
+    # constant exponents reach the rule with a constant y (and negative bases)
+    Case("const_exponent_3", {"x": (2, 3)}, samplers={"x": normal},
+         build=lambda x: sg.pow(x, 3.0), ref=lambda x: torch.pow(x, 3.0)),
+    Case("const_exponent_half", {"x": (3,)}, build=lambda x: sg.pow(x, 0.5),
+         ref=lambda x: torch.pow(x, 0.5)),
+    Case("const_base", {"y": (3,)}, build=lambda y: sg.pow(2.0, y),
+         ref=lambda y: torch.pow(2.0, y)),
+])
+unary("neg", sg.neg, torch.neg)
+unary("square", sg.square, torch.square)
+unary("sqrt", sg.sqrt, torch.sqrt, POSITIVE)
+
+# ----- exponentials and logarithms -----
+unary("exp", sg.exp, torch.exp)
+unary("expm1", sg.expm1, torch.expm1)
+unary("log", sg.log, torch.log, POSITIVE)
+unary("log1p", sg.log1p, torch.log1p, uniform(-0.6, 2.0))
+
+# ----- trigonometric and hyperbolic -----
+unary("sin", sg.sin, torch.sin)
+unary("cos", sg.cos, torch.cos)
+unary("tan", sg.tan, torch.tan, uniform(-1.2, 1.2))
+unary("asin", sg.asin, torch.asin, UNIT)
+unary("acos", sg.acos, torch.acos, UNIT)
+unary("atan", sg.atan, torch.atan)
+unary("sinh", sg.sinh, torch.sinh)
+unary("cosh", sg.cosh, torch.cosh)
+unary("tanh", sg.tanh, torch.tanh)
+
+# ----- activations -----
+unary("sigmoid", sg.sigmoid, torch.sigmoid)
+unary("softplus", sg.softplus, F.softplus)
+unary("erf", sg.erf, torch.erf)
+unary("relu", sg.relu, torch.relu, NONZERO, extra=[
+    Case("at_kink", {"x": (5,)}, samplers={"x": discrete([-1.0, 0.0, 1.5])}),
+])
+unary("abs", sg.abs, torch.abs, NONZERO, extra=[
+    Case("at_kink", {"x": (5,)}, samplers={"x": discrete([-1.0, 0.0, 1.5])}),
+])
+
+# ----- piecewise -----
+_minmax_extra = [Case("ties", {"x": (2, 3), "y": (3,)}, samplers={"x": TIES, "y": TIES})]
+binary("maximum", sg.maximum, torch.maximum, extra=_minmax_extra)
+binary("minimum", sg.minimum, torch.minimum, extra=_minmax_extra)
+
+_CLAMP_AWAY = away_from([-0.5, 0.5], -1.5, 1.5)
+spec("clamp", lambda x, min=None, max=None: sg.clamp(x, min=min, max=max),
+     lambda x, min=None, max=None: torch.clamp(x, min=min, max=max),
+     [
+         Case("scalar", {"x": ()}, params={"min": -0.5, "max": 0.5}),
+         Case("vector_both", {"x": (6,)}, params={"min": -0.5, "max": 0.5}),
+         Case("matrix_min_only", {"x": (2, 3)}, params={"min": -0.5}),
+         Case("matrix_max_only", {"x": (2, 3)}, params={"max": 0.5}),
+         Case("symbolic_both", {"x": ("n",)}, dims={"n": 7}, params={"min": -0.5, "max": 0.5}),
+         Case("at_bounds", {"x": (6,)}, params={"min": -0.5, "max": 0.5},
+              samplers={"x": discrete([-1.0, -0.5, 0.0, 0.5, 1.0])}),
+     ], samplers={"x": _CLAMP_AWAY}, elementwise=True)
+
+spec("where", lambda c, x, y: sg.where(c > 0, x, y),
+     lambda c, x, y: torch.where(c > 0, x, y),
+     [
+         Case("scalar", {"c": (), "x": (), "y": ()}),
+         Case("vector", {"c": (4,), "x": (4,), "y": (4,)}),
+         Case("matrix", {"c": (2, 3), "x": (2, 3), "y": (2, 3)}),
+         Case("broadcast_2x3_3_scalar", {"c": (2, 3), "x": (3,), "y": ()}),
+         Case("broadcast_3_2x1_1x3", {"c": (3,), "x": (2, 1), "y": (1, 3)}),
+         Case("symbolic", {"c": ("m", "n"), "x": ("n",), "y": ("m", "n")},
+              dims={"m": 2, "n": 3}),
+         # the same input on both sides and in the condition
+         Case("self_select", {"x": (2, 3)}, build=lambda x: sg.where(x > 0, x, 2 * x),
+              ref=lambda x: torch.where(x > 0, x, 2 * x)),
+     ], elementwise=True)
+
+# ----- non-differentiable: the outputs carry no gradient -----
+for _name in ("gt", "ge", "lt", "le", "eq", "ne"):
+    _sg_cmp, _t_cmp = getattr(sg, _name), getattr(torch, _name)
+    # TIES makes equal elements common, so gt/ge (and eq/ne) actually differ
+    spec(_name,
+         (lambda f: lambda x, y: f(x, y) * x * y)(_sg_cmp),
+         (lambda f: lambda x, y: f(x, y) * x * y)(_t_cmp),
+         binary_cases(), samplers={"x": TIES, "y": TIES}, differentiable=False,
+         elementwise=True)
+
+for _name in ("logical_and", "logical_or"):
+    _sg_l, _t_l = getattr(sg, _name), getattr(torch, _name)
+    spec(_name,
+         (lambda f: lambda x, y: f(x > 0, y < 0.5) * sg.exp(x) * y)(_sg_l),
+         (lambda f: lambda x, y: f(x > 0, y < 0.5) * torch.exp(x) * y)(_t_l),
+         binary_cases(), samplers={"x": NONZERO, "y": signed(0.6, 2.0)},
+         differentiable=False, elementwise=True)
+
+spec("logical_not", lambda x: sg.logical_not(x > 0) * sg.sin(x),
+     lambda x: torch.logical_not(x > 0) * torch.sin(x),
+     unary_cases(), samplers={"x": NONZERO}, differentiable=False, elementwise=True)
+
+# sg.cast is not exported from symgrad; symgrad.ops.cast is the op. Mixing a boolean into
+# arithmetic inserts the same cast node.
+spec("cast", lambda x, y: sg_ops.cast(x > y) * x * y,
+     lambda x, y: (x > y).to(x.dtype) * x * y,
+     binary_cases(extra=[
+         Case("implicit", {"x": (2, 3), "y": (3,)},
+              build=lambda x, y: sg.add(x > y, 0.5) * x * y,
+              ref=lambda x, y: ((x > y) + 0.5) * x * y),
+     ]), samplers={"x": TIES, "y": TIES}, differentiable=False, elementwise=True)
+
+spec("sign", lambda x: sg.sign(x) * x * x, lambda x: torch.sign(x) * x * x,
+     unary_cases(extra=[Case("at_kink", {"x": (5,)},
+                             samplers={"x": discrete([-1.0, 0.0, 1.5])})]),
+     samplers={"x": NONZERO}, differentiable=False, elementwise=True)
+
+spec("detach", lambda x: x * sg.detach(x), lambda x: x * x.detach(),
+     unary_cases(extra=[
+         Case("inside_chain", {"x": (2, 3), "y": (3,)},
+              build=lambda x, y: sg.sin(x) * sg.detach(sg.exp(x) * y) + y,
+              ref=lambda x, y: torch.sin(x) * (torch.exp(x) * y).detach() + y),
+         Case("stop_gradient", {"x": (3,)}, build=lambda x: sg.stop_gradient(x * x) * x,
+              ref=lambda x: (x * x).detach() * x),
+     ]), differentiable=False, elementwise=True)
+
+# ----- reductions -----
+
+
+def _reduce_cases():
+    cases = [
+        # no scalar case: sum/mean of a 0-d tensor simplifies to the tensor itself
+        Case("vector", {"x": (4,)}),
+        Case("vector_axis0_keepdims", {"x": (4,)}, params={"axis": 0, "keepdims": True}),
+        Case("symbolic_vector", {"x": ("n",)}, dims={"n": 5}),
+    ]
+    for axis, label in [(None, "all"), (0, "axis0"), (1, "axis1"), ((0, 1), "axes01"),
+                        (-1, "axis-1")]:
+        for keep in (False, True):
+            cases.append(Case(f"matrix_{label}{'_keepdims' if keep else ''}", {"x": (2, 3)},
+                              params={"axis": axis, "keepdims": keep}))
+    cases += [
+        Case("tensor3_axes02", {"x": (2, 3, 4)}, params={"axis": (0, 2)}),
+        Case("tensor3_axis1_keepdims", {"x": (2, 3, 4)}, params={"axis": 1, "keepdims": True}),
+        Case("symbolic_axis0", {"x": ("m", "n")}, dims={"m": 3, "n": 2}, params={"axis": 0}),
+        Case("symbolic_all_keepdims", {"x": ("m", "n")}, dims={"m": 3, "n": 2},
+             params={"keepdims": True}),
+    ]
+    return cases
+
+
+def _torch_reduce(fn):
+    def ref(x, axis=None, keepdims=False):
+        if axis is None:
+            axis = tuple(range(x.dim()))
+        if axis == ():
+            return fn(x)
+        return fn(x, dim=axis, keepdim=keepdims)
+    return ref
+
+
+spec("sum", lambda x, axis=None, keepdims=False: sg.sum(x, axis=axis, keepdims=keepdims),
+     _torch_reduce(torch.sum), _reduce_cases())
+spec("mean", lambda x, axis=None, keepdims=False: sg.mean(x, axis=axis, keepdims=keepdims),
+     _torch_reduce(torch.mean), _reduce_cases())
+
+# ----- linear algebra and shape -----
+spec("matmul", lambda x, y: sg.matmul(x, y), lambda x, y: torch.matmul(x, y), [
+    Case("matrix_matrix", {"x": (2, 3), "y": (3, 4)}),
+    Case("matrix_vector", {"x": (2, 3), "y": (3,)}),
+    Case("vector_matrix", {"x": (3,), "y": (3, 4)}),
+    Case("vector_vector", {"x": (3,), "y": (3,)}),
+    Case("symbolic_matrix_matrix", {"x": ("m", "n"), "y": ("n", "k")},
+         dims={"m": 2, "n": 3, "k": 4}),
+    Case("symbolic_matrix_vector", {"x": ("m", "n"), "y": ("n",)}, dims={"m": 4, "n": 3}),
+    Case("symbolic_vector_vector", {"x": ("n",), "y": ("n",)}, dims={"n": 5}),
+    Case("operator_chain", {"x": (2, 3), "y": (3,)},
+         build=lambda x, y: x @ sg.tanh(y) + x @ y,
+         ref=lambda x, y: x @ torch.tanh(y) + x @ y),
+])
+
+
+def _torch_transpose(x, axes=None):
+    return x.permute(tuple(reversed(range(x.dim()))) if axes is None else axes)
+
+
+# (no vector case: the transpose of a 1-D tensor simplifies to the tensor itself)
+spec("transpose", lambda x, axes=None: sg.transpose(x, axes=axes), _torch_transpose, [
+    Case("matrix", {"x": (2, 3)}),
+    Case("matrix_axes10", {"x": (2, 3)}, params={"axes": (1, 0)}),
+    Case("tensor3", {"x": (2, 3, 4)}),
+    Case("tensor3_axes120", {"x": (2, 3, 4)}, params={"axes": (1, 2, 0)}),
+    Case("tensor3_axes021", {"x": (2, 3, 4)}, params={"axes": (0, 2, -2)}),
+    Case("symbolic", {"x": ("m", "n")}, dims={"m": 2, "n": 3}),
+    Case("method_T", {"x": (2, 3), "y": (3, 2)}, build=lambda x, y: x.T * y,
+         ref=lambda x, y: x.T * y),
+])
+
+spec("reshape", lambda x, shape: sg.reshape(x, shape),
+     lambda x, shape: torch.reshape(x, shape), [
+         Case("scalar_to_1x1", {"x": ()}, params={"shape": (1, 1)}),
+         Case("vector_to_matrix", {"x": (6,)}, params={"shape": (2, 3)}),
+         Case("matrix_to_matrix", {"x": (2, 3)}, params={"shape": (3, 2)}),
+         Case("matrix_flatten_-1", {"x": (2, 3)}, params={"shape": (-1,)}),
+         Case("vector_to_2x-1", {"x": (6,)}, params={"shape": (2, -1)}),
+         Case("tensor3_to_-1x4", {"x": (2, 3, 4)}, params={"shape": (-1, 4)}),
+         Case("matrix_to_scalar", {"x": (1, 1)}, params={"shape": ()}),
+         Case("symbolic_flatten_-1", {"x": ("m", "n")}, dims={"m": 2, "n": 3},
+              params={"shape": (-1,)}),
+         Case("symbolic_to_1x-1", {"x": ("n",)}, dims={"n": 4}, params={"shape": (1, -1)}),
+     ])
+
+spec("squeeze", lambda x, axis=None: sg.squeeze(x, axis=axis),
+     lambda x, axis=None: torch.squeeze(x) if axis is None else torch.squeeze(x, axis), [
+         Case("row_axis0", {"x": (1, 3)}, params={"axis": 0}),
+         Case("column_axis1", {"x": (2, 1)}, params={"axis": 1}),
+         Case("column_axis-1", {"x": (2, 1)}, params={"axis": -1}),
+         Case("tensor3_all", {"x": (1, 3, 1)}),
+         Case("tensor3_axes02", {"x": (1, 3, 1)}, params={"axis": (0, 2)}),
+         Case("to_scalar", {"x": (1, 1)}),
+         Case("symbolic_axis0", {"x": (1, "n")}, dims={"n": 4}, params={"axis": 0}),
+     ])
+
+spec("unsqueeze", lambda x, axis: sg.unsqueeze(x, axis),
+     lambda x, axis: torch.unsqueeze(x, axis), [
+         Case("scalar_axis0", {"x": ()}, params={"axis": 0}),
+         Case("vector_axis0", {"x": (3,)}, params={"axis": 0}),
+         Case("vector_axis1", {"x": (3,)}, params={"axis": 1}),
+         Case("vector_axis-1", {"x": (3,)}, params={"axis": -1}),
+         Case("matrix_axis1", {"x": (2, 3)}, params={"axis": 1}),
+         Case("symbolic_axis0", {"x": ("m", "n")}, dims={"m": 2, "n": 3}, params={"axis": 0}),
+     ])
+
+spec("broadcast_to", lambda x, shape: sg.broadcast_to(x, shape),
+     lambda x, shape: torch.broadcast_to(x, shape), [
+         Case("vector_to_2x3", {"x": (3,)}, params={"shape": (2, 3)}),
+         Case("column_to_2x3", {"x": (2, 1)}, params={"shape": (2, 3)}),
+         Case("scalar_to_2x3", {"x": ()}, params={"shape": (2, 3)}),
+         Case("row_to_4x2x3", {"x": (1, 3)}, params={"shape": (4, 2, 3)}),
+         # symbolic target dims: taken from the input, so torch sees concrete sizes
+         Case("symbolic_prepend", {"x": ("n",)}, dims={"n": 3},
+              build=lambda x: sg.broadcast_to(x, (2,) + tuple(x.shape)),
+              ref=lambda x: torch.broadcast_to(x, (2,) + tuple(x.shape))),
+         Case("symbolic_to_mxn", {"x": ("n",), "y": ("m", "n")}, dims={"m": 2, "n": 3},
+              build=lambda x, y: sg.broadcast_to(x, tuple(y.shape)) * y,
+              ref=lambda x, y: torch.broadcast_to(x, tuple(y.shape)) * y),
+     ])
