@@ -9,7 +9,7 @@ from .errors import (ArgumentError, CheckError, ControlFlowError, NonScalarOutpu
                      NotDifferentiableError, RuleError, ShapeError, SymgradError,
                      UnsupportedOpError)
 from .graph import Tensor, const, symbol
-from .ops import (abs, acos, add, asin, atan, broadcast_to, clamp, cos, cosh, detach, div,
+from .ops import (abs, acos, add, asin, atan, broadcast_to, cast, clamp, cos, cosh, detach, div,
                   eq, erf, exp, expm1, ge, gt, le, log, log1p, logical_and, logical_not,
                   logical_or, lt, matmul, maximum, mean, minimum, mul, ne, neg, pow, relu,
                   reshape, sigmoid, sign, sin, sinh, softplus, sqrt, square, squeeze,
@@ -24,7 +24,7 @@ __all__ = [
     "symbol", "const", "Tensor", "TensorSpec", "grad_fn", "GradFn", "grad", "check",
     "CheckReport", "rules", "Rule",
     # ops
-    "abs", "acos", "add", "asin", "atan", "broadcast_to", "clamp", "cos", "cosh", "detach",
+    "abs", "acos", "add", "asin", "atan", "broadcast_to", "cast", "clamp", "cos", "cosh", "detach",
     "div", "eq", "erf", "exp", "expm1", "ge", "gt", "le", "log", "log1p", "logical_and",
     "logical_not", "logical_or", "lt", "matmul", "maximum", "mean", "minimum", "mul", "ne",
     "neg", "pow", "relu", "reshape", "sigmoid", "sign", "sin", "sinh", "softplus", "sqrt",

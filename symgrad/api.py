@@ -262,9 +262,11 @@ def grad_fn(f, wrt=None, shapes=None):
 
 
 def _as_list(x):
-    if isinstance(x, Tensor):
-        return [x], True
-    return list(x), False
+    """Like torch: a tuple or list is a sequence of values; anything else (a Tensor, an
+    array, a number) is one value."""
+    if isinstance(x, (list, tuple)):
+        return list(x), False
+    return [x], True
 
 
 def grad(outputs, inputs, grad_outputs=None, allow_unused=False, materialize_grads=False,
@@ -289,8 +291,7 @@ def grad(outputs, inputs, grad_outputs=None, allow_unused=False, materialize_gra
                     "shape) or reduce the output to a scalar")
             seeds.append(const(1))
     else:
-        gos, _ = _as_list(grad_outputs) if not isinstance(grad_outputs, Tensor) \
-            else ([grad_outputs], True)
+        gos, _ = _as_list(grad_outputs)
         if len(gos) != len(outs):
             raise SymgradError(f"grad: {len(outs)} outputs but {len(gos)} grad_outputs")
         seeds = []

@@ -26,12 +26,18 @@ class CheckReport:
     backends: tuple
     max_abs_error: dict = field(default_factory=dict)
     max_rel_error: dict = field(default_factory=dict)
+    failures: list = field(default_factory=list)
 
     @property
     def ok(self):
-        return True
+        """True when every comparison agreed (``check(..., raise_on_mismatch=False)``
+        collects mismatches in ``failures`` instead of raising)."""
+        return not self.failures
 
     def __str__(self):
+        if self.failures:
+            return "\n".join([f"sg.check({self.function}): {len(self.failures)} mismatches"]
+                             + ["  " + f for f in self.failures])
         lines = [f"sg.check({self.function}): gradients w.r.t. {', '.join(self.wrt)} match "
                  f"torch.autograd (float64) at order{'s 1 and 2' if self.order == 2 else ' 1'}, "
                  f"{self.trials} random inputs, backends {', '.join(self.backends)}"
@@ -65,16 +71,22 @@ def _concrete(shape, sizes):
     return tuple(out)
 
 
-def _compare(ours, ref, label, report, rtol, atol):
+def _compare(ours, ref, label, report, rtol, atol, raise_on_mismatch=True):
     ours = numpy.asarray(ours, dtype=float)
     ref = numpy.asarray(ref, dtype=float)
+    problem = None
     if ours.shape != ref.shape:
-        raise CheckError(f"{label}: symgrad gives shape {ours.shape}, torch gives {ref.shape}")
-    if not numpy.allclose(ours, ref, rtol=rtol, atol=atol, equal_nan=True):
+        problem = f"{label}: symgrad gives shape {ours.shape}, torch gives {ref.shape}"
+    elif not numpy.allclose(ours, ref, rtol=rtol, atol=atol, equal_nan=True):
         bad = numpy.argmax(numpy.abs(numpy.nan_to_num(ours - ref, nan=numpy.inf)))
         idx = numpy.unravel_index(bad, ref.shape) if ref.shape else ()
-        raise CheckError(f"{label}: symgrad and torch.autograd disagree; at index {idx} "
-                         f"symgrad gives {ours[idx]!r}, torch gives {ref[idx]!r}")
+        problem = (f"{label}: symgrad and torch.autograd disagree; at index {idx} "
+                   f"symgrad gives {ours[idx]!r}, torch gives {ref[idx]!r}")
+    if problem is not None:
+        if raise_on_mismatch:
+            raise CheckError(problem)
+        report.failures.append(problem)
+        return
     diff = numpy.abs(ours - ref)
     finite = numpy.isfinite(diff)
     err = float(diff[finite].max()) if finite.any() else 0.0
@@ -84,13 +96,15 @@ def _compare(ours, ref, label, report, rtol, atol):
 
 
 def check(f, shapes=None, dims=None, order=2, wrt=None, trials=3, seed=0, rtol=1e-7,
-          atol=1e-9, sample=None, backends=("numpy", "torch"), reference=None):
+          atol=1e-9, sample=None, backends=("numpy", "torch"), reference=None,
+          raise_on_mismatch=True):
     """Compare symgrad's compiled gradients of ``f`` with torch.autograd.
 
     ``dims`` gives sizes to symbolic dims (others get small distinct sizes); ``sample``
     (name, shape, rng) -> array draws inputs (default standard normal); ``reference`` is
     the function torch runs (default ``f``). Returns a ``CheckReport``; raises
-    ``CheckError`` on the first mismatch.
+    ``CheckError`` on the first mismatch, or with ``raise_on_mismatch=False`` records
+    every mismatch in ``report.failures`` (``report.ok`` is then False).
     """
     import torch
 
@@ -136,7 +150,8 @@ def check(f, shapes=None, dims=None, order=2, wrt=None, trials=3, seed=0, rtol=1
             ours = fn(*call_args)
             for x, o, r in zip(g.wrt, ours, ref):
                 o = o.detach().numpy() if b == "torch" else o
-                _compare(o, r.detach().numpy(), f"d/d{x.name} [{b}]", report, rtol, atol)
+                _compare(o, r.detach().numpy(), f"d/d{x.name} [{b}]", report, rtol, atol,
+                         raise_on_mismatch)
         if hvp is None:
             continue
         vs_np = [rng.standard_normal(_concrete(x.shape, sizes)) for x in g.wrt]
@@ -155,5 +170,6 @@ def check(f, shapes=None, dims=None, order=2, wrt=None, trials=3, seed=0, rtol=1
                 ours2 = fn(*([torch.tensor(a, dtype=torch.float64) for a in args] + vt))
             for x, o, r in zip(g.wrt, ours2, ref2):
                 o = o.detach().numpy() if b == "torch" else o
-                _compare(o, r.detach().numpy(), f"H·v d/d{x.name} [{b}]", report, rtol, atol)
+                _compare(o, r.detach().numpy(), f"H·v d/d{x.name} [{b}]", report, rtol, atol,
+                         raise_on_mismatch)
     return report

@@ -23,11 +23,6 @@ from .errors import ArgumentError
 from .program import Program, TemplateCache
 from .shapes import fmt_shape
 
-try:
-    from sympy.printing.pytorch import TorchPrinter
-except ImportError:  # pragma: no cover - SymPy < 1.13
-    TorchPrinter = None
-
 
 def _has_scipy():
     try:
@@ -41,6 +36,16 @@ class _ArrayPrinterMixin:
     """Printing shared by the array backends; ``M`` is the module prefix."""
 
     M = "numpy"
+
+    def _print(self, expr, **kwargs):
+        if isinstance(expr, sympy.Expr) and not expr.is_Atom and expr.is_number:
+            try:
+                value = complex(expr.evalf())
+            except (TypeError, ValueError):
+                value = complex(math.nan)
+            if value.imag == 0 and math.isfinite(value.real):
+                return repr(value.real) if value.real >= 0 else f"({value.real!r})"
+        return super()._print(expr, **kwargs)
 
     def _print_Float(self, expr):
         return repr(float(expr))
@@ -68,7 +73,7 @@ class _ArrayPrinterMixin:
             return f"1/{self.M}.sqrt({self._print(base)})"
         if e == 2:
             b = self._arg(base, "Pow")
-            return f"{b}*{b}" if base.is_Atom else f"{b}**2"
+            return f"({b}*{b})" if base.is_Atom else f"{b}**2"
         return self._arg(base, "Pow") + "**" + self._arg(e, "Pow")
 
     def _print_StopGradient(self, expr):
@@ -105,6 +110,12 @@ class NumpyCodePrinter(_ArrayPrinterMixin, NumPyPrinter):
 
     def _print_Abs(self, expr):
         return f"numpy.abs({self._print(expr.args[0])})"
+
+    def _print_And(self, expr):
+        return self._fold("numpy.logical_and", [self._print(a) for a in expr.args])
+
+    def _print_Or(self, expr):
+        return self._fold("numpy.logical_or", [self._print(a) for a in expr.args])
 
     def _print_erf(self, expr):
         if _has_scipy():
@@ -173,12 +184,9 @@ class NumpyCodePrinter(_ArrayPrinterMixin, NumPyPrinter):
         return expr.name
 
 
-_TorchBase = TorchPrinter if TorchPrinter is not None else NumPyPrinter
-
-
-class TorchCodePrinter(_ArrayPrinterMixin, _TorchBase):
-    """SymPy's torch printer, extended to symgrad's classes. ``_dt``/``_dev`` are the
-    dtype and device of the arguments, bound by the generated function."""
+class _TorchPrinting(_ArrayPrinterMixin):
+    """symgrad's additions to SymPy's torch printer (``TorchCodePrinter``). ``_dt`` and
+    ``_dev`` are the dtype and device of the arguments, bound by the generated function."""
 
     M = "torch"
 
@@ -234,6 +242,8 @@ class TorchCodePrinter(_ArrayPrinterMixin, _TorchBase):
 
     def _print_Where(self, expr):
         c, a, b = (self._print(x) for x in expr.args)
+        if expr.args[1].is_number and expr.args[2].is_number:
+            a = f"torch.as_tensor({a}, dtype=_dt, device=_dev)"
         return f"torch.where({c}, {a}, {b})"
 
     def _print_Clamp(self, expr):
@@ -340,8 +350,39 @@ class MathCodePrinter(_ArrayPrinterMixin, PythonCodePrinter):
     def _print_AsFloat(self, expr):
         return f"(1.0 if {self._print(expr.args[0])} else 0.0)"
 
+    def _print_FillOp(self, expr):
+        shape, value = expr.args
+        if len(shape):
+            raise ValueError("MathCodePrinter prints scalars only")
+        return repr(float(value))
 
-PRINTERS = {"numpy": NumpyCodePrinter, "torch": TorchCodePrinter, "math": MathCodePrinter}
+
+_torch_printer_class = None
+
+
+def torch_printer_class():
+    """``TorchCodePrinter``, built on first use: SymPy's torch printer imports torch,
+    which ``import symgrad`` should not pay for."""
+    global _torch_printer_class
+    if _torch_printer_class is None:
+        try:
+            from sympy.printing.pytorch import TorchPrinter as base
+        except ImportError:  # pragma: no cover - SymPy < 1.13
+            base = NumPyPrinter
+        _torch_printer_class = type("TorchCodePrinter", (_TorchPrinting, base),
+                                    {"__doc__": _TorchPrinting.__doc__,
+                                     "__module__": __name__})
+    return _torch_printer_class
+
+
+def __getattr__(name):
+    if name == "TorchCodePrinter":
+        return torch_printer_class()
+    raise AttributeError(name)
+
+
+PRINTERS = {"numpy": NumpyCodePrinter, "torch": lambda: torch_printer_class()(),
+            "math": MathCodePrinter}
 _template_caches = {}
 
 
@@ -349,7 +390,7 @@ def templates(backend):
     cache = _template_caches.get(backend)
     if cache is None:
         if backend not in PRINTERS:
-            raise ValueError(f"unknown backend {backend!r}; choose 'numpy' or 'torch'")
+            raise ArgumentError(f"unknown backend {backend!r}; choose 'numpy' or 'torch'")
         cache = _template_caches[backend] = TemplateCache(PRINTERS[backend]())
     return cache
 
@@ -393,6 +434,8 @@ def _dims_code(inputs, backend):
 
 
 def _zeros_code(shape, backend):
+    if backend == "math":
+        return "0.0"
     if backend == "numpy":
         return f"numpy.zeros({_shape_tuple(shape)})" if shape else "0.0"
     return f"torch.zeros({_shape_tuple(shape)}, dtype=_dt, device=_dev)"
@@ -403,6 +446,8 @@ def _output_code(node, prog, backend, printer, shape):
     if node is None:
         return _zeros_code(shape, backend)
     if node.op == "const":
+        if not node.shape and backend == "math":
+            return repr(float(node.attrs["value"]))
         if not node.shape and backend == "numpy":
             return printer.doprint(node.attrs["value"])
         return printer.doprint(sf.FillOp(sf.sym_tuple(node.shape), node.attrs["value"]))
@@ -435,7 +480,7 @@ def build_source(outputs, inputs, backend, func_name="gradient", with_value=None
     targets = [o for o in outputs if o is not None]
     if with_value is not None:
         targets.append(with_value)
-    prog = Program(targets, inputs, prefix="_t")
+    prog = Program(targets, inputs, prefix="_t", local_arrays=backend == "torch")
     names = [x.name for x in inputs]
     body = [f"if len(args) != {len(inputs)}:",
             f"    raise ArgumentError('{func_name}() takes {len(inputs)} arguments "
@@ -448,6 +493,8 @@ def build_source(outputs, inputs, backend, func_name="gradient", with_value=None
                         f"torch.as_tensor({n}, dtype=torch.float64)")
         body.append(f"_dt, _dev = {names[0]}.dtype, {names[0]}.device" if names
                     else "_dt, _dev = torch.float64, torch.device('cpu')")
+        for name, local in prog.array_locals.items():
+            body.append(f"{local} = torch.as_tensor({name}, dtype=_dt, device=_dev)")
     body += _dims_code(inputs, backend)
     scalar_only = backend == "numpy" and all(not x.shape for x in inputs) and all(
         not node.shape for _, node, _ in prog.statements)
@@ -468,7 +515,8 @@ def build_source(outputs, inputs, backend, func_name="gradient", with_value=None
         lines += ["import math", "import numpy"] + (["import torch"] if backend == "torch" else [])
         lines += ["", "ArgumentError = ValueError"]
         for name, arr in prog.arrays.items():
-            lines.append(f"{name} = numpy.array({arr.tolist()!r})")
+            ctor = "torch.tensor" if backend == "torch" else "numpy.array"
+            lines.append(f"{name} = {ctor}({arr.tolist()!r})")
     preamble = dict(templates(backend).printer.preamble)
     lines += list(preamble.values())
     lines += ["", f"def {func_name}(*args):"] + ["    " + b for b in body]
@@ -487,6 +535,8 @@ def compile_function(outputs, inputs, backend, func_name="gradient", with_value=
     if backend == "torch":
         import torch
         namespace["torch"] = torch
+    if backend == "torch":
+        arrays = {k: torch.from_numpy(numpy.array(v)) for k, v in arrays.items()}
     namespace.update(arrays)
     filename = f"<symgrad-{backend}-{next(_counter)}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)

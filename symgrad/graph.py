@@ -9,6 +9,7 @@ SymPy expressions are built lazily: ``local_expr`` is the op applied to symbols 
 for its operands (what the printers and code generator use), and ``expr`` composes those
 along the DAG into a closed form, iteratively, so deep graphs never recurse.
 """
+import atexit
 import weakref
 
 import sympy
@@ -17,6 +18,15 @@ from .errors import ControlFlowError, ShapeError
 from .shapes import as_shape, fmt_shape
 
 _interned = weakref.WeakValueDictionary()
+# Keys hold SymPy numbers; clear them before interpreter teardown unloads mpmath.
+atexit.register(_interned.clear)
+
+_NUMPY_OPERATORS = {
+    "add": "add", "subtract": "sub", "multiply": "mul", "true_divide": "div",
+    "divide": "div", "power": "pow", "matmul": "matmul", "negative": "neg",
+    "less": "lt", "less_equal": "le", "greater": "gt", "greater_equal": "ge",
+    "equal": "eq", "not_equal": "ne",
+}
 
 
 class Tensor:
@@ -24,7 +34,6 @@ class Tensor:
 
     __slots__ = ("op", "inputs", "params", "attrs", "shape", "dtype", "_expr",
                  "_grad_fn", "__weakref__")
-    __array_ufunc__ = None          # NumPy defers to our reflected operators
     __array_priority__ = 1000
 
     def __init__(self, op, inputs, params, shape, dtype):
@@ -100,7 +109,37 @@ class Tensor:
             f"float() of a symbolic Tensor ({self.op}) has no value while tracing; "
             "keep the computation in sg ops, or use sg.where for branches")
 
-    __int__ = __index__ = __complex__ = __float__
+    def __int__(self):
+        raise ControlFlowError(
+            f"int() of a symbolic Tensor ({self.op}) has no value while tracing; "
+            "keep the computation in sg ops, or use sg.where for branches")
+
+    __index__ = __int__
+
+    def __complex__(self):
+        raise ControlFlowError(
+            f"complex() of a symbolic Tensor ({self.op}) has no value while tracing")
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """NumPy operators with an array on the left (``array + x``) trace as sg ops;
+        other NumPy functions cannot see inside a symbolic Tensor."""
+        op = _NUMPY_OPERATORS.get(ufunc.__name__)
+        if method == "__call__" and op is not None and not kwargs:
+            return getattr(_ops, op)(*inputs)
+        from .errors import UnsupportedOpError
+        hint = f"sg.{ufunc.__name__}" if hasattr(_ops, ufunc.__name__) else "the sg ops"
+        raise UnsupportedOpError(
+            f"numpy.{ufunc.__name__} was called on a symbolic Tensor ({self.op}, shape "
+            f"{fmt_shape(self.shape)}); NumPy functions cannot be traced. Use {hint} "
+            "instead, or add a rule for the op under rules/")
+
+    def __array_function__(self, func, types, args, kwargs):
+        from .errors import UnsupportedOpError
+        name = func.__name__
+        hint = f"sg.{name}" if hasattr(_ops, name) else "the sg ops"
+        raise UnsupportedOpError(
+            f"numpy.{name} was called on a symbolic Tensor; NumPy functions cannot be "
+            f"traced. Use {hint} instead, or add a rule for the op under rules/")
 
     def __len__(self):
         if not self.shape:

@@ -43,7 +43,8 @@ def evaluate(op, args, kwargs):
         exec(compile(src, f"<symgrad-op-{op}>", "exec"), namespace)  # noqa: S102
         fn = _compiled[key] = namespace["_op"]
     if backend == "torch":
-        ref = next(a for a in args if isinstance(a, torch.Tensor))
+        tensors = [a for a in args if isinstance(a, torch.Tensor)]
+        ref = next((a for a in tensors if a.is_floating_point()), tensors[0])
         dt = ref.dtype if ref.is_floating_point() else torch.get_default_dtype()
         args = [a if isinstance(a, torch.Tensor) else torch.as_tensor(a, dtype=dt, device=ref.device)
                 for a in args]

@@ -66,7 +66,7 @@ class FormulaPrinter(StrPrinter):
     def _print_FillOp(self, expr):
         shape, value = expr.args
         if value == 0:
-            return f"zeros({_tuple_text(self, shape)})"
+            return "0"
         if value == 1:
             return f"ones({_tuple_text(self, shape)})"
         return f"full({_tuple_text(self, shape)}, {self._print(value)})"

@@ -70,15 +70,18 @@ class TemplateCache:
 
 class Program:
     """``outputs`` (nodes or None) linearised: ``statements`` is a list of
-    (name, node, operand_names) in evaluation order."""
+    (name, node, operand_names) in evaluation order. Constant arrays are globals named in
+    ``arrays``; with ``local_arrays`` statements use a local copy (``array_locals``), for
+    backends that convert them on entry."""
 
-    def __init__(self, outputs, inputs, prefix="v"):
+    def __init__(self, outputs, inputs, prefix="v", local_arrays=False):
         self.outputs = outputs
         self.inputs = inputs
         names = {id(x): x.name for x in inputs}
         taken = set(names.values())
         self.statements = []
         self.arrays = {}
+        self.array_locals = {}
         counter = 0
         for node in topo_order(outputs):
             if id(node) in names:
@@ -88,8 +91,10 @@ class Program:
                 continue
             if node.op == "array":
                 sym = node.local_expr([])
-                names[id(node)] = sym.name
+                local = f"_{sym.name}" if local_arrays else sym.name
+                names[id(node)] = local
                 self.arrays[sym.name] = node.attrs["value"].array
+                self.array_locals[sym.name] = local
                 continue
             operand_names = [None if _inlinable(node, k) else names[id(i)]
                              for k, i in enumerate(node.inputs)]

@@ -80,6 +80,20 @@ class Rule:
         return f"{self.file}:{self.line}"
 
     @property
+    def outputs(self):
+        """The op's outputs as formulas name them; every op has one, ``result``."""
+        return ("result",)
+
+    @property
+    def vjp_text(self):
+        """``{input: formula text}`` as written in the rule file."""
+        return {inp: self.formula_text(inp) for inp in self.inputs}
+
+    @property
+    def jvp_text(self):
+        return self.jvp.text if self.jvp is not None else None
+
+    @property
     def signature(self):
         params = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
         return f"{self.name}({', '.join(self.inputs)}{', *, ' + params if params else ''})"
@@ -94,7 +108,9 @@ class Rule:
 
     def formula_text(self, inp):
         v = self.vjp[inp]
-        return v.text if isinstance(v, Formula) else repr(v)
+        if isinstance(v, Formula):
+            return v.text
+        return v if isinstance(v, str) else repr(v)
 
     def _env(self, node):
         env = dict(zip(self.inputs, node.inputs))
@@ -366,7 +382,12 @@ class RuleTable:
 
     def load_text(self, text, file="<string>"):
         new = parse_rules(text, file)
+        seen = {}
         for r in new:
+            if r.name in seen:
+                raise RuleError(f"{file}:{r.line}: duplicate rule for {r.name} "
+                                f"(first at {seen[r.name].source})")
+            seen[r.name] = r
             if r.name in self._rules:
                 old = self._rules[r.name]
                 raise RuleError(f"{file}:{r.line}: duplicate rule for {r.name} "

@@ -68,12 +68,27 @@ def _pointwise(rest=None):
     return simplify
 
 
+def _merge_wheres(op, x, y, shape):
+    """where(c, a, b) op where(c, d, e) -> where(c, a op d, b op e): the shape of
+    gradients of ``where`` (one branch a known zero), so they meet as one select."""
+    if x.op == "where" and y.op == "where" and x.inputs[0] is y.inputs[0]:
+        c = x.inputs[0]
+        return bcast(make("where", (c, make(op, (x.inputs[1], y.inputs[1])),
+                                    make(op, (x.inputs[2], y.inputs[2])))), shape)
+    return None
+
+
 def _add(inputs, attrs, shape):
     x, y = inputs
     if is_zero(x):
         return bcast(y, shape)
     if is_zero(y):
         return bcast(x, shape)
+    if x is y:
+        return make("mul", (const(2), x))
+    merged = _merge_wheres("add", x, y, shape)
+    if merged is not None:
+        return merged
     if y.op == "const" and x.op != "const":
         return make("add", (y, x))
     if y.op == "neg":
@@ -91,7 +106,7 @@ def _sub(inputs, attrs, shape):
         return const(S.Zero, shape)
     if y.op == "neg":
         return make("add", (x, y.inputs[0]))
-    return None
+    return _merge_wheres("sub", x, y, shape)
 
 
 def _mul(inputs, attrs, shape):
@@ -132,6 +147,9 @@ def _neg(inputs, attrs, shape):
         return x.inputs[0]
     if x.op == "sub":
         return make("sub", (x.inputs[1], x.inputs[0]))
+    if x.op == "where" and (is_zero(x.inputs[1]) or is_zero(x.inputs[2])):
+        c, a, b = x.inputs
+        return make("where", (c, make("neg", (a,)), make("neg", (b,))))
     return None
 
 

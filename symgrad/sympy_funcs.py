@@ -17,6 +17,13 @@ import sympy
 from sympy import Function, Piecewise, S, Tuple
 
 
+def _formula_str(self, printer):
+    """``str()`` of symgrad's SymPy classes is the formula notation of ``sg`` formulas."""
+    from .printing import FormulaPrinter
+    formula_printer = printer if isinstance(printer, FormulaPrinter) else FormulaPrinter()
+    return getattr(formula_printer, "_print_" + type(self).__name__)(self)
+
+
 class sigmoid(Function):
     """The logistic function 1 / (1 + exp(-x))."""
 
@@ -77,6 +84,8 @@ class relu(Function):
 class Where(Function):
     """where(cond, a, b): a where cond holds, else b (elementwise)."""
 
+    _sympystr = _formula_str
+
     @classmethod
     def eval(cls, cond, a, b):
         if cond is S.true:
@@ -96,6 +105,8 @@ class Where(Function):
 class Clamp(Function):
     """clamp(x, lo, hi); lo = -oo or hi = oo when a bound is absent."""
 
+    _sympystr = _formula_str
+
     @classmethod
     def eval(cls, x, lo, hi):
         if x.is_number and lo.is_number and hi.is_number:
@@ -112,6 +123,8 @@ class Clamp(Function):
 
 class AsFloat(Function):
     """1.0 where a boolean holds, else 0.0 (Iverson bracket)."""
+
+    _sympystr = _formula_str
 
     @classmethod
     def eval(cls, cond):
@@ -130,6 +143,8 @@ class AsFloat(Function):
 class StopGradient(Function):
     """x, treated as a constant by differentiation (``detach``)."""
 
+    _sympystr = _formula_str
+
     def _eval_derivative(self, s):
         return S.Zero
 
@@ -138,6 +153,8 @@ class ArrayOp(Function):
     """Base of array-level ops: the first args are operands, the rest parameters."""
 
     n_operands = 1
+
+    _sympystr = _formula_str
 
 
 class SumOp(ArrayOp):

@@ -359,11 +359,6 @@ def test_one_function_traced_and_run():
     assert report.ok and report.wrt == ["x", "y"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "at interpreter exit the WeakValueDictionary of interned nodes hashes keys holding "
-    "SymPy Floats after mpmath is torn down: 'Exception ignored in: <function "
-    "WeakValueDictionary...remove>' ... ModuleNotFoundError: import of "
-    "mpmath.libmp.backend halted"))
 def test_clean_interpreter_exit():
     import subprocess
     import sys

@@ -37,31 +37,6 @@ WEIGHT = "w_out"   # the random weights of the scalar loss sum(op(...) * w_out)
 # (test, "op-case") -> reason: known symgrad bugs, reported and marked strict xfail.
 KNOWN_BUGS = {}
 
-# Bug 1: the NumPy printer prints And/Or as numpy.logical_and.reduce((a, b)), which builds
-# an array from the operand tuple and fails unless both operands have the same shape.
-_AND_OR = ("symgrad's NumPy printer emits numpy.logical_and/or.reduce((a, b)) for "
-           "logical_and/or, which fails with ValueError on operands of different shapes")
-for _op in ("logical_and", "logical_or"):
-    for _case in ("broadcast_2x3_3", "broadcast_3_2x3", "broadcast_scalar_2x3",
-                  "broadcast_2x3_scalar", "broadcast_2x1_1x3", "symbolic_broadcast",
-                  "symbolic_scalar"):
-        for _test in ("forward", "gradient", "jvp"):
-            KNOWN_BUGS[(_test, f"{_op}-{_case}")] = _AND_OR
-
-# Bug 2: erf's rule constant 2/sqrt(pi) is printed for torch as torch.sqrt(3.14159...),
-# and torch.sqrt rejects a Python float.
-for _case in ("scalar", "vector", "matrix", "symbolic"):
-    for _test in ("gradient", "jvp"):
-        KNOWN_BUGS[(_test, f"erf-{_case}")] = (
-            "torch backend prints 2/sqrt(pi) as torch.sqrt(3.14...) on a float: TypeError")
-
-# Bug 3: the plain-math fast path of all-scalar NumPy programs returns a known-zero
-# gradient as torch.zeros(...), a NameError in NumPy code.
-KNOWN_BUGS[("gradient", "where-scalar")] = (
-    "numpy backend, all-scalar program with a zero gradient: the math fast path emits "
-    "torch.zeros((), dtype=_dt, device=_dev) -> NameError: name 'torch' is not defined")
-
-
 # ----- helpers --------------------------------------------------------------------------
 
 def all_cases():
@@ -301,10 +276,6 @@ def _unused(x, y):
     return sg.sin(x)          # the gradient w.r.t. y is a known zero
 
 
-@pytest.mark.xfail(reason="numpy backend, all-scalar program: the plain-math fast path "
-                          "prints constant gradients through FillOp (unsupported by "
-                          "MathCodePrinter) and zero gradients as torch.zeros (NameError)",
-                   strict=True)
 @pytest.mark.parametrize("f, expected", [(_linear, (1.0, 2.0)),
                                          (_unused, (np.cos(0.7), 0.0))],
                          ids=["constant_gradient", "zero_gradient"])
