@@ -14,6 +14,12 @@ from .ops import (abs, acos, add, asin, atan, broadcast_to, cast, clamp, cos, co
                   logical_or, lt, matmul, maximum, mean, minimum, mul, ne, neg, pow, relu,
                   reshape, sigmoid, sign, sin, sinh, softplus, sqrt, square, squeeze,
                   stop_gradient, sub, sum, tan, tanh, transpose, unsqueeze, where)
+from .linalg import (det, diag, diagonal, dot, eye, inv, inverse, logabsdet, logdet, norm,
+                     outer, slogdet, solve, trace)
+from .reductions import amax, amin, cumsum, max, min, prod, std, var
+from .nn import (binary_cross_entropy_with_logits, cross_entropy, log_softmax, logsumexp,
+                 mse_loss, one_hot, softmax)
+from .indexing import cat, concatenate, stack
 from .rules import Rule, rules
 from .check import CheckReport, check
 
@@ -30,6 +36,16 @@ __all__ = [
     "neg", "pow", "relu", "reshape", "sigmoid", "sign", "sin", "sinh", "softplus", "sqrt",
     "square", "squeeze", "stop_gradient", "sub", "sum", "tan", "tanh", "transpose",
     "unsqueeze", "where",
+    # linear algebra
+    "det", "diag", "diagonal", "dot", "eye", "inv", "inverse", "logabsdet", "logdet", "norm",
+    "outer", "slogdet", "solve", "trace",
+    # reductions
+    "amax", "amin", "cumsum", "max", "min", "prod", "std", "var",
+    # neural networks
+    "binary_cross_entropy_with_logits", "cross_entropy", "log_softmax", "logsumexp",
+    "mse_loss", "one_hot", "softmax",
+    # indexing and joining
+    "cat", "concatenate", "stack",
     # errors
     "SymgradError", "ShapeError", "UnsupportedOpError", "NonScalarOutputError",
     "ControlFlowError", "RuleError", "NotDifferentiableError", "ArgumentError", "CheckError",

@@ -11,7 +11,7 @@ import sympy
 
 from . import codegen, explicit as _explicit
 from .autodiff import backward
-from .errors import NonScalarOutputError, ShapeError, SymgradError
+from .errors import ArgumentError, NonScalarOutputError, ShapeError, SymgradError
 from .graph import Tensor, const, symbol, zeros
 from .ops import as_tensor
 from .printing import (format_expr, latex_expr, program_lines, shape_note, shared_forms)
@@ -165,13 +165,40 @@ class GradFn:
         nodes = [g if g is not None else zeros(x.shape) for x, g in zip(self.wrt, self.grads)]
         return shared_forms(nodes, reserved)
 
+    def _matrix_view(self):
+        """Matrix notation suits any gradient with an array in it; plain SymPy formulas
+        (which SymPy simplifies) suit functions of scalars only."""
+        return any(x.shape for x in self.inputs) or bool(self.output.shape)
+
+    def _notation(self, notation):
+        if notation is None:
+            return "matrix" if self._matrix_view() else "numpy"
+        if notation not in ("matrix", "numpy"):
+            raise ArgumentError(f"unknown notation {notation!r}; use 'matrix' or 'numpy'")
+        return notation
+
+    def _rendered(self, style):
+        from .matrix_notation import render
+        nodes = [g if g is not None else zeros(x.shape) for x, g in zip(self.wrt, self.grads)]
+        return render(nodes, style, {x.name for x in self.inputs})
+
     def __str__(self):
-        exprs, named = self._shared()
-        lines = [f"{self._label(x)} = {format_expr(e)}{shape_note(x.shape)}"
-                 for x, e in zip(self.wrt, exprs)]
-        if named:
+        return self.text()
+
+    def text(self, notation=None):
+        """The gradient formulas as text: ``"matrix"`` (textbook: ᵀ, ∘, 𝟙, diag, with
+        shared subterms named t₁, t₂, ...) or ``"numpy"`` (NumPy-style SymPy formulas).
+        By default matrix notation whenever arrays are involved."""
+        if self._notation(notation) == "matrix":
+            outs, defs = self._rendered("text")
+        else:
+            exprs, named = self._shared()
+            outs = [format_expr(e) for e in exprs]
+            defs = [(str(s), format_expr(e)) for s, e, _ in named]
+        lines = [f"{self._label(x)} = {o}{shape_note(x.shape)}" for x, o in zip(self.wrt, outs)]
+        if defs:
             lines.append("  where")
-            lines += [f"    {s} = {format_expr(e)}" for s, e, _ in named]
+            lines += [f"    {n} = {d}" for n, d in defs]
         return "\n".join(lines)
 
     def __repr__(self):
@@ -179,12 +206,18 @@ class GradFn:
                          for x in self.inputs)
         return f"<GradFn of {self.name}({args}) w.r.t. {', '.join(x.name for x in self.wrt)}>\n{self}"
 
-    def latex(self):
-        """LaTeX of all gradient formulas (an ``aligned`` block)."""
-        exprs, named = self._shared()
+    def latex(self, notation=None):
+        """LaTeX of all gradient formulas (an ``aligned`` block); ``notation`` as in
+        ``text``."""
+        if self._notation(notation) == "matrix":
+            outs, defs = self._rendered("latex")
+        else:
+            exprs, named = self._shared()
+            outs = [latex_expr(e) for e in exprs]
+            defs = [(latex_expr(s), latex_expr(e)) for s, e, _ in named]
         rows = [rf"\frac{{\partial {self.name}}}{{\partial {latex_expr(sympy.Symbol(x.name))}}} "
-                rf"&= {latex_expr(e)}" for x, e in zip(self.wrt, exprs)]
-        rows += [rf"{latex_expr(s)} &= {latex_expr(e)}" for s, e, _ in named]
+                rf"&= {o}" for x, o in zip(self.wrt, outs)]
+        rows += [rf"{n} &= {d}" for n, d in defs]
         return "\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}"
 
     def _repr_latex_(self):

@@ -17,7 +17,8 @@ from .shapes import fmt_shape, shapes_equal
 
 
 def rule_for(node):
-    rule = rules.get(node.op)
+    # A node may carry its own rule: an sg.Function application (symgrad/function.py).
+    rule = node.attrs["rule"] if "rule" in node.attrs else rules.get(node.op)
     if rule is None:
         raise UnsupportedOpError(
             f"no derivative rule for op '{node.op}' (output shape {fmt_shape(node.shape)}); "

@@ -79,6 +79,65 @@ class _ArrayPrinterMixin:
     def _print_StopGradient(self, expr):
         return self._print(expr.args[0])
 
+    def _reduce(self, fn, expr, extra=""):
+        """A reduction call; ``axis``/``keepdims`` spelled as the backend spells them."""
+        x, axes, keep, full = expr.args[:4]
+        axis_kw, keep_kw = ("axis", "keepdims") if self.M == "numpy" else ("dim", "keepdim")
+        if full is sympy.true and keep is sympy.false:
+            return f"{fn}({self._print(x)}{extra})"
+        return (f"{fn}({self._print(x)}, {axis_kw}={self._tuple(axes)}, "
+                f"{keep_kw}={keep is sympy.true}{extra})")
+
+    def _index_text(self, index):
+        items = []
+        for e in index:
+            if isinstance(e, sympy.Tuple):
+                start, stop, step = (self._print(v) for v in e)
+                start = "" if e[0] == 0 else start
+                stop = "" if e[1] is sympy.oo else stop
+                items.append(f"{start}:{stop}" + ("" if e[2] == 1 else f":{step}"))
+            else:
+                items.append(self._print(e))
+        return ", ".join(items) + ("," if len(items) == 1 else "")
+
+    def _index_tuple(self, index):
+        items = []
+        for e in index:
+            if isinstance(e, sympy.Tuple):
+                items.append("slice(%s)" % ", ".join(
+                    "None" if v is sympy.oo else self._print(v) for v in e))
+            else:
+                items.append(self._print(e))
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+    def _print_IndexOp(self, expr):
+        x, index = expr.args
+        return f"{self._arg(x)}[{self._index_text(index)}]"
+
+    def _print_IndexScatterOp(self, expr):
+        g, shape, index = expr.args
+        self.preamble["_index_scatter"] = self._INDEX_SCATTER
+        extra = ", _dt, _dev" if self.M == "torch" else ""
+        return (f"_index_scatter({self._print(g)}, {self._tuple(shape)}, "
+                f"{self._index_tuple(index)}{extra})")
+
+    def _loss(self, per_element, reduction):
+        r = str(reduction)
+        if r == "none":
+            return per_element
+        return f"{self.M}.{'mean' if r == 'mean' else 'sum'}({per_element})"
+
+    def _print_MseLossOp(self, expr):
+        x, y, r = expr.args
+        return self._loss(f"{self.M}.square({self._print(x)} - {self._arg(y, 'Add')})", r)
+
+    def _print_BceWithLogitsOp(self, expr):
+        x, y, r = expr.args
+        a, b, m = self._print(x), self._arg(y, "Mul"), self.M
+        ax = self._arg(x, "Mul")
+        relu = f"numpy.maximum({a}, 0.0)" if m == "numpy" else f"torch.relu({a})"
+        return self._loss(f"{relu} - {ax}*{b} + {m}.log1p({m}.exp(-{m}.abs({a})))", r)
+
     def _print_MatmulOp(self, expr):
         a, b = expr.args
         return f"{self._arg(a, 'Mul')} @ {self._arg(b, 'Pow')}"
@@ -182,6 +241,134 @@ class NumpyCodePrinter(_ArrayPrinterMixin, NumPyPrinter):
 
     def _print_ArraySymbol(self, expr):
         return expr.name
+
+    _INDEX_SCATTER = ("def _index_scatter(g, shape, index):\n"
+                      "    out = numpy.zeros(shape)\n"
+                      "    out[index] = g\n"
+                      "    return out")
+
+    def _helper(self, name, source):
+        self.preamble[name] = source
+        return name
+
+    def _print_AmaxOp(self, expr):
+        return self._reduce("numpy.max", expr)
+
+    _print_MaxOp = _print_AmaxOp
+
+    def _print_AminOp(self, expr):
+        return self._reduce("numpy.min", expr)
+
+    _print_MinOp = _print_AminOp
+
+    def _print_ProdOp(self, expr):
+        return self._reduce("numpy.prod", expr)
+
+    def _print_NormOp(self, expr):
+        x, axes, keep, full = expr.args
+        if full is sympy.true and keep is sympy.false:
+            return f"numpy.sqrt(numpy.sum(numpy.square({self._print(x)})))"
+        return (f"numpy.sqrt(numpy.sum(numpy.square({self._print(x)}), axis={self._tuple(axes)}, "
+                f"keepdims={keep is sympy.true}))")
+
+    def _print_VarOp(self, expr):
+        return self._reduce("numpy.var", expr, f", ddof={self._print(expr.args[4])}")
+
+    def _print_StdOp(self, expr):
+        return self._reduce("numpy.std", expr, f", ddof={self._print(expr.args[4])}")
+
+    def _print_CumsumOp(self, expr):
+        return f"numpy.cumsum({self._print(expr.args[0])}, axis={self._print(expr.args[1])})"
+
+    def _print_SoftmaxOp(self, expr):
+        fn = self._helper("_softmax", (
+            "def _softmax(x, axis):\n"
+            "    e = numpy.exp(x - numpy.max(x, axis=axis, keepdims=True))\n"
+            "    return e / numpy.sum(e, axis=axis, keepdims=True)"))
+        return f"{fn}({self._print(expr.args[0])}, {self._print(expr.args[1])})"
+
+    def _log_softmax_helper(self):
+        return self._helper("_log_softmax", (
+            "def _log_softmax(x, axis):\n"
+            "    y = x - numpy.max(x, axis=axis, keepdims=True)\n"
+            "    return y - numpy.log(numpy.sum(numpy.exp(y), axis=axis, keepdims=True))"))
+
+    def _print_LogSoftmaxOp(self, expr):
+        fn = self._log_softmax_helper()
+        return f"{fn}({self._print(expr.args[0])}, {self._print(expr.args[1])})"
+
+    def _print_LogsumexpOp(self, expr):
+        x, axes, keep, full = expr.args
+        fn = self._helper("_logsumexp", (
+            "def _logsumexp(x, axis, keepdims):\n"
+            "    m = numpy.max(x, axis=axis, keepdims=True)\n"
+            "    m = numpy.where(numpy.isfinite(m), m, 0.0)\n"
+            "    r = numpy.log(numpy.sum(numpy.exp(x - m), axis=axis, keepdims=True)) + m\n"
+            "    return r if keepdims else numpy.squeeze(r, axis=axis)"))
+        return f"{fn}({self._print(x)}, {self._tuple(axes)}, {keep is sympy.true})"
+
+    def _print_OneHotOp(self, expr):
+        t, n = expr.args
+        return (f"numpy.equal(numpy.expand_dims({self._print(t)}, -1), "
+                f"numpy.arange({self._print(n)})).astype(numpy.float64)")
+
+    def _print_CrossEntropyOp(self, expr):
+        x, t, probabilities, reduction = expr.args
+        self._log_softmax_helper()
+        fn = self._helper("_cross_entropy", (
+            "def _cross_entropy(x, t, probabilities, reduction):\n"
+            "    lsm = _log_softmax(x, -1)\n"
+            "    if probabilities:\n"
+            "        loss = -numpy.sum(t * lsm, axis=-1)\n"
+            "    else:\n"
+            "        t = numpy.expand_dims(numpy.asarray(t).astype(numpy.int64), -1)\n"
+            "        loss = -numpy.take_along_axis(lsm, t, -1)[..., 0]\n"
+            "    if reduction == 'none':\n"
+            "        return loss\n"
+            "    return numpy.mean(loss) if reduction == 'mean' else numpy.sum(loss)"))
+        return (f"{fn}({self._print(x)}, {self._print(t)}, {probabilities is sympy.true}, "
+                f"{str(reduction)!r})")
+
+    def _print_DotOp(self, expr):
+        return f"numpy.dot({self._print(expr.args[0])}, {self._print(expr.args[1])})"
+
+    def _print_OuterOp(self, expr):
+        return f"numpy.outer({self._print(expr.args[0])}, {self._print(expr.args[1])})"
+
+    def _print_TraceOp(self, expr):
+        return f"numpy.trace({self._print(expr.args[0])})"
+
+    def _print_DiagonalOp(self, expr):
+        return f"numpy.diagonal({self._print(expr.args[0])}).copy()"
+
+    def _print_DiagOp(self, expr):
+        return f"numpy.diag({self._print(expr.args[0])})"
+
+    def _print_InverseOp(self, expr):
+        return f"numpy.linalg.inv({self._print(expr.args[0])})"
+
+    def _print_DetOp(self, expr):
+        return f"numpy.linalg.det({self._print(expr.args[0])})"
+
+    def _print_LogdetOp(self, expr):
+        fn = self._helper("_logdet", (
+            "def _logdet(x):\n"
+            "    sign, logabs = numpy.linalg.slogdet(x)\n"
+            "    return logabs if sign > 0 else (-math.inf if sign == 0 else math.nan)"))
+        return f"{fn}({self._print(expr.args[0])})"
+
+    def _print_LogAbsDetOp(self, expr):
+        return f"numpy.linalg.slogdet({self._print(expr.args[0])})[1]"
+
+    def _print_SolveOp(self, expr):
+        return f"numpy.linalg.solve({self._print(expr.args[0])}, {self._print(expr.args[1])})"
+
+    def _print_EyeOp(self, expr):
+        return f"numpy.eye({self._print(expr.args[0])})"
+
+    def _print_ConcatOp(self, expr):
+        x, y, axis = expr.args
+        return f"numpy.concatenate(({self._print(x)}, {self._print(y)}), axis={self._print(axis)})"
 
 
 class _TorchPrinting(_ArrayPrinterMixin):
@@ -307,6 +494,101 @@ class _TorchPrinting(_ArrayPrinterMixin):
 
     def _print_ArraySymbol(self, expr):
         return f"torch.as_tensor({expr.name}, dtype=_dt, device=_dev)"
+
+    _INDEX_SCATTER = ("def _index_scatter(g, shape, index, dtype=None, device=None):\n"
+                      "    out = torch.zeros(shape, dtype=dtype, device=device)\n"
+                      "    out[index] = g\n"
+                      "    return out")
+
+    def _call(self, fn, expr):
+        return f"{fn}(" + ", ".join(self._print(a) for a in expr.args) + ")"
+
+    def _print_AmaxOp(self, expr):
+        return self._reduce("torch.amax", expr)
+
+    _print_MaxOp = _print_AmaxOp
+
+    def _print_AminOp(self, expr):
+        return self._reduce("torch.amin", expr)
+
+    _print_MinOp = _print_AminOp
+
+    def _print_ProdOp(self, expr):
+        x, axes, keep, full = expr.args
+        if full is sympy.true and keep is sympy.false:
+            return f"torch.prod({self._print(x)})"
+        if len(axes) == 1:
+            return f"torch.prod({self._print(x)}, dim={self._print(axes[0])}, keepdim={keep is sympy.true})"
+        return f"torch.prod({self._print(x)}).reshape({self._tuple([1] * len(axes))})"
+
+    def _print_NormOp(self, expr):
+        return self._reduce("torch.linalg.vector_norm", expr)
+
+    def _print_VarOp(self, expr):
+        return self._reduce("torch.var", expr, f", correction={self._print(expr.args[4])}")
+
+    def _print_StdOp(self, expr):
+        return self._reduce("torch.std", expr, f", correction={self._print(expr.args[4])}")
+
+    def _print_CumsumOp(self, expr):
+        return f"torch.cumsum({self._print(expr.args[0])}, dim={self._print(expr.args[1])})"
+
+    def _print_SoftmaxOp(self, expr):
+        return f"torch.softmax({self._print(expr.args[0])}, {self._print(expr.args[1])})"
+
+    def _print_LogSoftmaxOp(self, expr):
+        return f"torch.log_softmax({self._print(expr.args[0])}, {self._print(expr.args[1])})"
+
+    def _print_LogsumexpOp(self, expr):
+        x, axes, keep, full = expr.args
+        return f"torch.logsumexp({self._print(x)}, dim={self._tuple(axes)}, keepdim={keep is sympy.true})"
+
+    def _print_OneHotOp(self, expr):
+        t, n = expr.args
+        return f"torch.nn.functional.one_hot(({self._print(t)}).long(), {self._print(n)}).to(_dt)"
+
+    def _print_CrossEntropyOp(self, expr):
+        x, t, probabilities, reduction = expr.args
+        target = self._print(t) if probabilities is sympy.true else f"({self._print(t)}).long()"
+        return (f"torch.nn.functional.cross_entropy({self._print(x)}, {target}, "
+                f"reduction={str(reduction)!r})")
+
+    def _print_DotOp(self, expr):
+        return self._call("torch.dot", expr)
+
+    def _print_OuterOp(self, expr):
+        return self._call("torch.outer", expr)
+
+    def _print_TraceOp(self, expr):
+        return self._call("torch.trace", expr)
+
+    def _print_DiagonalOp(self, expr):
+        return f"torch.diagonal({self._print(expr.args[0])}).clone()"
+
+    def _print_DiagOp(self, expr):
+        return self._call("torch.diag", expr)
+
+    def _print_InverseOp(self, expr):
+        return self._call("torch.linalg.inv", expr)
+
+    def _print_DetOp(self, expr):
+        return self._call("torch.linalg.det", expr)
+
+    def _print_LogdetOp(self, expr):
+        return self._call("torch.logdet", expr)
+
+    def _print_LogAbsDetOp(self, expr):
+        return f"torch.linalg.slogdet({self._print(expr.args[0])})[1]"
+
+    def _print_SolveOp(self, expr):
+        return self._call("torch.linalg.solve", expr)
+
+    def _print_EyeOp(self, expr):
+        return f"torch.eye({self._print(expr.args[0])}, dtype=_dt, device=_dev)"
+
+    def _print_ConcatOp(self, expr):
+        x, y, axis = expr.args
+        return f"torch.cat(({self._print(x)}, {self._print(y)}), dim={self._print(axis)})"
 
 
 class MathCodePrinter(_ArrayPrinterMixin, PythonCodePrinter):

@@ -57,7 +57,14 @@ class Tensor:
 
     @property
     def is_leaf(self):
-        return self.op in ("symbol", "const", "array")
+        return self.op in ("symbol", "const", "array", "eye")
+
+    @property
+    def grad_fn(self):
+        """The backward function that made this Tensor, as PyTorch shows it (``name()``,
+        ``next_functions``, ``saved``); None for leaves and constants. See graphview."""
+        from .graphview import grad_fn
+        return grad_fn(self)
 
     @property
     def is_const(self):
@@ -150,6 +157,10 @@ class Tensor:
                              "use x.shape[0] in sg ops instead")
         return d
 
+    def __getitem__(self, key):
+        from .indexing import getitem
+        return getitem(self, key)
+
     def __iter__(self):
         n = len(self)
         return (self[i] for i in range(n))
@@ -231,6 +242,53 @@ class Tensor:
     def abs(self): return _ops.abs(self)
     def square(self): return _ops.square(self)
     def clamp(self, min=None, max=None): return _ops.clamp(self, min, max)
+
+    def _reduce(self, name, axis, keepdims, dim, keepdim, **kw):
+        from . import reductions
+        return getattr(reductions, name)(self, axis=axis if dim is None else dim,
+                                         keepdims=keepdims if keepdim is None else keepdim, **kw)
+
+    def max(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        return self._reduce("max", axis, keepdims, dim, keepdim)
+
+    def min(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        return self._reduce("min", axis, keepdims, dim, keepdim)
+
+    def amax(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        return self._reduce("amax", axis, keepdims, dim, keepdim)
+
+    def amin(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        return self._reduce("amin", axis, keepdims, dim, keepdim)
+
+    def prod(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        return self._reduce("prod", axis, keepdims, dim, keepdim)
+
+    def var(self, axis=None, keepdims=False, *, dim=None, keepdim=None, correction=1):
+        return self._reduce("var", axis, keepdims, dim, keepdim, correction=correction)
+
+    def std(self, axis=None, keepdims=False, *, dim=None, keepdim=None, correction=1):
+        return self._reduce("std", axis, keepdims, dim, keepdim, correction=correction)
+
+    def norm(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        from .linalg import norm
+        return norm(self, axis=axis if dim is None else dim,
+                    keepdims=keepdims if keepdim is None else keepdim)
+
+    def cumsum(self, axis=None, *, dim=None):
+        from .reductions import cumsum
+        return cumsum(self, axis if dim is None else dim)
+
+    def softmax(self, axis=-1, *, dim=None):
+        from .nn import softmax
+        return softmax(self, axis if dim is None else dim)
+
+    def log_softmax(self, axis=-1, *, dim=None):
+        from .nn import log_softmax
+        return log_softmax(self, axis if dim is None else dim)
+
+    def dot(self, other):
+        from .linalg import dot
+        return dot(self, other)
 
 
 def make(op, inputs, params=()):

@@ -212,16 +212,18 @@ def _matmul_shape(op, shapes, attrs):
     if not a or not b:
         raise ShapeError(f"matmul: both operands need at least one dim, got shapes "
                          f"{fmt_shape(a)} and {fmt_shape(b)}; use * for scalars")
-    if len(a) > 2 or len(b) > 2:
-        raise ShapeError(f"matmul: operands of rank above 2 (shapes {fmt_shape(a)} and "
-                         f"{fmt_shape(b)}) are not supported yet; reshape to 2-D first")
     k_a = a[-1]
     k_b = b[0] if len(b) == 1 else b[-2]
     if not dims_equal(k_a, k_b):
         raise ShapeError(
             f"matmul: inner dims differ: shapes {fmt_shape(a)} @ {fmt_shape(b)} "
             f"({k_a} vs {k_b}); transpose one operand or fix the shapes")
-    return a[:-1] + b[1:] if len(b) == 2 else a[:-1]
+    if len(a) <= 2 and len(b) <= 2:
+        return a[:-1] + b[1:] if len(b) == 2 else a[:-1]
+    batch = broadcast_shapes(a[:-2], b[:-2], op=op)
+    rows = (a[-2],) if len(a) >= 2 else ()
+    cols = (b[-1],) if len(b) >= 2 else ()
+    return batch + rows + cols
 
 
 defop("matmul", 2, lambda attrs, x, y: sf.MatmulOp(x, y), shape=_matmul_shape)
@@ -510,3 +512,15 @@ stop_gradient = detach
 
 
 from . import simplify as _simplify  # noqa: E402,F401  (attaches simplifiers to OPS)
+from . import indexing, linalg, nn, reductions  # noqa: E402,F401  (define more ops)
+
+OP_MODULES = (__import__(__name__, fromlist=["_"]), linalg, reductions, nn, indexing)
+
+
+def function_for(op):
+    """The public function that applies ``op`` (``sg.<op>``), or None."""
+    for module in OP_MODULES:
+        fn = getattr(module, op, None)
+        if callable(fn) and getattr(fn, "__module__", None) == module.__name__:
+            return fn
+    return None

@@ -28,7 +28,7 @@ class FormulaPrinter(StrPrinter):
         return repr(float(expr))
 
     def _reduce(self, fn, expr):
-        x, axes, keep, full = expr.args
+        x, axes, keep, full = expr.args[:4]
         if full is sympy.true and keep is sympy.false:
             return f"{fn}({self._print(x)})"
         ax = axes[0] if len(axes) == 1 else _tuple_text(self, axes)
@@ -96,6 +96,126 @@ class FormulaPrinter(StrPrinter):
             return repr(value.tolist())
         return expr.name
 
+    def _call(self, name, *args, **params):
+        items = [self._print(a) for a in args]
+        items += [f"{k}={v}" for k, v in params.items()]
+        return f"{name}({', '.join(items)})"
+
+    def _print_AmaxOp(self, expr):
+        return self._reduce("amax", expr)
+
+    def _print_AminOp(self, expr):
+        return self._reduce("amin", expr)
+
+    def _print_MaxOp(self, expr):
+        return self._reduce("max", expr)
+
+    def _print_MinOp(self, expr):
+        return self._reduce("min", expr)
+
+    def _print_ProdOp(self, expr):
+        return self._reduce("prod", expr)
+
+    def _print_NormOp(self, expr):
+        return self._reduce("norm", expr)
+
+    def _print_LogsumexpOp(self, expr):
+        return self._reduce("logsumexp", expr)
+
+    def _print_VarOp(self, expr):
+        text = self._reduce("var", expr)
+        c = expr.args[4]
+        return text if c == 1 else text[:-1] + f", correction={self._print(c)})"
+
+    def _print_StdOp(self, expr):
+        text = self._reduce("std", expr)
+        c = expr.args[4]
+        return text if c == 1 else text[:-1] + f", correction={self._print(c)})"
+
+    def _print_CumsumOp(self, expr):
+        return self._call("cumsum", expr.args[0], axis=self._print(expr.args[1]))
+
+    def _print_SoftmaxOp(self, expr):
+        return self._call("softmax", expr.args[0], axis=self._print(expr.args[1]))
+
+    def _print_LogSoftmaxOp(self, expr):
+        return self._call("log_softmax", expr.args[0], axis=self._print(expr.args[1]))
+
+    def _print_OneHotOp(self, expr):
+        return self._call("one_hot", *expr.args)
+
+    def _print_CrossEntropyOp(self, expr):
+        x, t, probabilities, reduction = expr.args
+        extra = {} if str(reduction) == "mean" else {"reduction": repr(str(reduction))}
+        return self._call("cross_entropy", x, t, **extra)
+
+    def _print_MseLossOp(self, expr):
+        x, y, reduction = expr.args
+        extra = {} if str(reduction) == "mean" else {"reduction": repr(str(reduction))}
+        return self._call("mse_loss", x, y, **extra)
+
+    def _print_BceWithLogitsOp(self, expr):
+        x, y, reduction = expr.args
+        extra = {} if str(reduction) == "mean" else {"reduction": repr(str(reduction))}
+        return self._call("binary_cross_entropy_with_logits", x, y, **extra)
+
+    def _print_DotOp(self, expr):
+        return self._call("dot", *expr.args)
+
+    def _print_OuterOp(self, expr):
+        return self._call("outer", *expr.args)
+
+    def _print_TraceOp(self, expr):
+        return self._call("trace", *expr.args)
+
+    def _print_DiagonalOp(self, expr):
+        return self._call("diagonal", *expr.args)
+
+    def _print_DiagOp(self, expr):
+        return self._call("diag", *expr.args)
+
+    def _print_InverseOp(self, expr):
+        return self._call("inv", *expr.args)
+
+    def _print_DetOp(self, expr):
+        return self._call("det", *expr.args)
+
+    def _print_LogdetOp(self, expr):
+        return self._call("logdet", *expr.args)
+
+    def _print_LogAbsDetOp(self, expr):
+        return self._call("logabsdet", *expr.args)
+
+    def _print_SolveOp(self, expr):
+        return self._call("solve", *expr.args)
+
+    def _print_EyeOp(self, expr):
+        return self._call("eye", *expr.args)
+
+    def _index_text(self, index):
+        items = []
+        for e in index:
+            if isinstance(e, sympy.Tuple):
+                start, stop, step = e
+                text = (("" if start == 0 else self._print(start)) + ":"
+                        + ("" if stop is sympy.oo else self._print(stop)))
+                items.append(text + ("" if step == 1 else f":{self._print(step)}"))
+            else:
+                items.append(self._print(e))
+        return ", ".join(items)
+
+    def _print_IndexOp(self, expr):
+        x, index = expr.args
+        return f"{self.parenthesize(x, PRECEDENCE['Atom'], strict=True)}[{self._index_text(index)}]"
+
+    def _print_IndexScatterOp(self, expr):
+        g, shape, index = expr.args
+        return f"scatter({self._print(g)}, {_tuple_text(self, shape)}, [{self._index_text(index)}])"
+
+    def _print_ConcatOp(self, expr):
+        x, y, axis = expr.args
+        return f"concatenate(({self._print(x)}, {self._print(y)}), axis={self._print(axis)})"
+
 
 class FormulaLatexPrinter(LatexPrinter):
     """SymPy's LaTeX printer with symgrad's array ops."""
@@ -104,7 +224,7 @@ class FormulaLatexPrinter(LatexPrinter):
         return repr(float(expr))
 
     def _reduce(self, fn, expr):
-        x, axes, keep, full = expr.args
+        x, axes, keep, full = expr.args[:4]
         arg = self._print(x)
         if full is sympy.true:
             return rf"\operatorname{{{fn}}}\left({arg}\right)"
@@ -175,6 +295,111 @@ class FormulaLatexPrinter(LatexPrinter):
 
     def _print_softplus(self, expr, exp=None):
         return self._fn(r"\operatorname{softplus}", expr, exp)
+
+    def _op(self, name, *args, sub=None):
+        inner = ", ".join(self._print(a) for a in args)
+        sub = f"_{{{sub}}}" if sub else ""
+        return rf"\operatorname{{{name}}}{sub}\left({inner}\right)"
+
+    def _axes_sub(self, expr):
+        x, axes, keep, full = expr.args[:4]
+        return None if full is sympy.true else ",".join(str(a) for a in axes)
+
+    def _print_AmaxOp(self, expr):
+        return self._op("max", expr.args[0], sub=self._axes_sub(expr))
+
+    _print_MaxOp = _print_AmaxOp
+
+    def _print_AminOp(self, expr):
+        return self._op("min", expr.args[0], sub=self._axes_sub(expr))
+
+    _print_MinOp = _print_AminOp
+
+    def _print_ProdOp(self, expr):
+        return self._op("prod", expr.args[0], sub=self._axes_sub(expr))
+
+    def _print_NormOp(self, expr):
+        sub = self._axes_sub(expr)
+        body = rf"\left\lVert {self._print(expr.args[0])} \right\rVert"
+        return body + (f"_{{{sub}}}" if sub else "")
+
+    def _print_LogsumexpOp(self, expr):
+        return self._op("logsumexp", expr.args[0], sub=self._axes_sub(expr))
+
+    def _print_VarOp(self, expr):
+        return self._op("var", expr.args[0], sub=self._axes_sub(expr))
+
+    def _print_StdOp(self, expr):
+        return self._op("std", expr.args[0], sub=self._axes_sub(expr))
+
+    def _print_CumsumOp(self, expr):
+        return self._op("cumsum", expr.args[0], sub=self._print(expr.args[1]))
+
+    def _print_SoftmaxOp(self, expr):
+        return self._op("softmax", expr.args[0], sub=self._print(expr.args[1]))
+
+    def _print_LogSoftmaxOp(self, expr):
+        return self._op("log\\_softmax", expr.args[0], sub=self._print(expr.args[1]))
+
+    def _print_OneHotOp(self, expr):
+        return self._op("onehot", *expr.args)
+
+    def _print_CrossEntropyOp(self, expr):
+        return self._op("CE", *expr.args[:2])
+
+    def _print_MseLossOp(self, expr):
+        return self._op("MSE", *expr.args[:2])
+
+    def _print_BceWithLogitsOp(self, expr):
+        return self._op("BCE", *expr.args[:2])
+
+    def _print_DotOp(self, expr):
+        x, y = expr.args
+        return f"{self.parenthesize(x, PRECEDENCE['Pow'])}^{{T}} {self.parenthesize(y, PRECEDENCE['Mul'])}"
+
+    def _print_OuterOp(self, expr):
+        x, y = expr.args
+        return f"{self.parenthesize(x, PRECEDENCE['Mul'])} {self.parenthesize(y, PRECEDENCE['Pow'])}^{{T}}"
+
+    def _print_TraceOp(self, expr):
+        return self._op("tr", expr.args[0])
+
+    def _print_DiagonalOp(self, expr):
+        return self._op("diag", expr.args[0])
+
+    def _print_DiagOp(self, expr):
+        return self._op("diag", expr.args[0])
+
+    def _print_InverseOp(self, expr):
+        return f"{self.parenthesize(expr.args[0], PRECEDENCE['Pow'])}^{{-1}}"
+
+    def _print_DetOp(self, expr):
+        return self._op("det", expr.args[0])
+
+    def _print_LogdetOp(self, expr):
+        return rf"\log \det {self.parenthesize(expr.args[0], PRECEDENCE['Pow'])}"
+
+    def _print_LogAbsDetOp(self, expr):
+        return rf"\log \left|\det {self._print(expr.args[0])}\right|"
+
+    def _print_SolveOp(self, expr):
+        a, b = expr.args
+        return f"{self.parenthesize(a, PRECEDENCE['Pow'])}^{{-1}} {self.parenthesize(b, PRECEDENCE['Mul'])}"
+
+    def _print_EyeOp(self, expr):
+        return rf"I_{{{self._print(expr.args[0])}}}"
+
+    def _print_IndexOp(self, expr):
+        x, index = expr.args
+        return f"{self.parenthesize(x, PRECEDENCE['Atom'], strict=True)}_{{[{FormulaPrinter()._index_text(index)}]}}"
+
+    def _print_IndexScatterOp(self, expr):
+        g, shape, index = expr.args
+        return self._op("scatter", g) + f"_{{[{FormulaPrinter()._index_text(index)}]}}"
+
+    def _print_ConcatOp(self, expr):
+        x, y, axis = expr.args
+        return self._op("concat", x, y, sub=self._print(axis))
 
     def _fn(self, name, expr, exp):
         s = rf"{name}\left({self._print(expr.args[0])}\right)"

@@ -11,7 +11,11 @@ from .graph import Tensor, const
 from .shapes import numel
 
 __all__ = ["expand_reduced", "count", "sum_to", "shape_of", "inverse_permutation",
-           "matmul_grad_x", "matmul_grad_y", "clamp_mask", "outer"]
+           "matmul_grad_x", "matmul_grad_y", "clamp_mask", "outer", "eye_like", "mT",
+           "solve_grad_a", "norm_grad", "extremum_mask", "prod_others", "reverse_cumsum",
+           "centered", "loss_grad", "cross_entropy_grad", "cross_entropy_target_grad",
+           "cross_entropy_jvp", "concat_grad_x", "concat_grad_y", "amax_mask", "max_mask",
+           "mse_loss_jvp", "bce_jvp"]
 
 
 def shape_of(x):
@@ -58,23 +62,40 @@ def outer(u, v):
     return ops.matmul(ops.unsqueeze(u, -1), ops.unsqueeze(v, 0))
 
 
+def mT(x):
+    """The matrix transpose of x (its last two axes), for any batch rank."""
+    if x.ndim <= 2:
+        return ops.transpose(x)
+    axes = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
+    return ops.transpose(x, axes=axes)
+
+
 def matmul_grad_x(grad, x, y):
-    """d(x @ y)/dx applied to ``grad``, for every rank combination of ``matmul``."""
+    """d(x @ y)/dx applied to ``grad``, for every rank combination of ``matmul``
+    (batch dims are summed back to x's shape by the sweep)."""
     if x.ndim == 1 and y.ndim == 1:
         return grad * y
     if x.ndim == 1:
-        return ops.matmul(y, grad)
+        if y.ndim == 2:
+            return ops.matmul(y, grad)
+        return ops.matmul(ops.unsqueeze(grad, -2), mT(y))
     if y.ndim == 1:
-        return outer(grad, y)
-    return ops.matmul(grad, ops.transpose(y))
+        return ops.unsqueeze(grad, -1) * y if x.ndim > 2 else outer(grad, y)
+    return ops.matmul(grad, mT(y))
 
 
 def matmul_grad_y(grad, x, y):
     if x.ndim == 1 and y.ndim == 1:
         return grad * x
     if x.ndim == 1:
-        return outer(x, grad)
-    return ops.matmul(ops.transpose(x), grad)
+        if y.ndim == 2:
+            return outer(x, grad)
+        return ops.unsqueeze(x, -1) * ops.unsqueeze(grad, -2)
+    if y.ndim == 1:
+        if x.ndim == 2:
+            return ops.matmul(ops.transpose(x), grad)
+        return ops.matmul(mT(x), ops.unsqueeze(grad, -1))
+    return ops.matmul(mT(x), grad)
 
 
 def clamp_mask(x, lo, hi):
@@ -84,3 +105,154 @@ def clamp_mask(x, lo, hi):
     if hi is None:
         return x >= lo
     return ops.logical_and(x >= lo, x <= hi)
+
+
+def eye_like(x):
+    """The identity matrix of x's (square) size."""
+    from .linalg import eye
+    return eye(x.shape[-1])
+
+
+def solve_grad_a(grad, a, result):
+    """d solve(A, B)/dA applied to ``grad``: -A⁻ᵀ grad Xᵀ with X = solve(A, B)."""
+    from .linalg import solve
+    g = solve(ops.transpose(a), grad)
+    if result.ndim == 1:
+        return -outer(g, result)
+    return -ops.matmul(g, ops.transpose(result))
+
+
+def norm_grad(grad, x, result, axis, keepdims):
+    """x · grad / ‖x‖ with 0 where the norm is 0 (torch's convention)."""
+    scale = ops.where(result == 0, 0.0, grad / result)
+    return x * expand_reduced(scale, x, axis, keepdims)
+
+
+def amax_mask(x, result, axis, keepdims):
+    """amax/amin and full max/min: ties share the gradient equally."""
+    return extremum_mask(x, result, axis, keepdims, first=False)
+
+
+def max_mask(x, result, axis, keepdims):
+    """max/min: as amax over every axis, to the first extremum along one axis."""
+    return extremum_mask(x, result, axis, keepdims, first=len(axis) < x.ndim)
+
+
+def extremum_mask(x, result, axis, keepdims, first):
+    """Where the gradient of max/min over ``axis`` goes, as a float mask: every tie
+    sharing it equally, or only the first maximum along the axis (``first``)."""
+    hit = ops.cast(x == expand_reduced(result, x, axis, keepdims))
+    if first:
+        from .reductions import cumsum
+        (a,) = axis
+        return hit * ops.cast(cumsum(hit, a) == 1)
+    return hit / expand_reduced(ops.sum(hit, axis=axis, keepdims=keepdims), x, axis, keepdims)
+
+
+def prod_others(x, result, axis, keepdims):
+    """d prod(x)/dx_i: the product of the other elements, exact when x has zeros."""
+    from .reductions import prod
+    is_zero = x == 0
+    over = None if len(axis) == x.ndim else axis[0]
+    nonzero_prod = expand_reduced(prod(ops.where(is_zero, 1.0, x), axis=over,
+                                       keepdims=keepdims), x, axis, keepdims)
+    zeros = expand_reduced(ops.sum(ops.cast(is_zero), axis=axis, keepdims=keepdims),
+                           x, axis, keepdims)
+    return ops.where(is_zero, ops.where(zeros == 1, nonzero_prod, 0.0),
+                     ops.where(zeros == 0, nonzero_prod / ops.where(is_zero, 1.0, x), 0.0))
+
+
+def reverse_cumsum(grad, axis):
+    """Sums from each position to the end of ``axis``: the transpose of cumsum."""
+    from .reductions import cumsum
+    return ops.sum(grad, axis=axis, keepdims=True) - cumsum(grad, axis) + grad
+
+
+def centered(x, axis):
+    """x minus its mean over ``axis``."""
+    return x - ops.mean(x, axis=axis, keepdims=True)
+
+
+def loss_grad(grad, x, reduction):
+    """The incoming gradient of a loss spread over the elements of ``x``."""
+    if reduction == "none":
+        return grad
+    g = ops.broadcast_to(grad, x.shape)
+    return g / count(x, tuple(range(x.ndim))) if reduction == "mean" else g
+
+
+def _ce_scale(grad, logits, reduction):
+    batch = logits.shape[:-1]
+    if reduction == "none":
+        return ops.unsqueeze(grad, -1)
+    g = ops.broadcast_to(grad, batch) if batch else grad
+    if reduction == "mean" and batch:
+        g = g / const(sympy.sympify(numel(batch)))
+    return ops.unsqueeze(g, -1) if batch else g
+
+
+def cross_entropy_grad(grad, logits, target, probabilities, reduction):
+    from .nn import one_hot, softmax
+    p = softmax(logits, -1)
+    if probabilities:
+        weight = ops.sum(target, axis=-1, keepdims=True)
+        return (p * weight - target) * _ce_scale(grad, logits, reduction)
+    return (p - one_hot(target, logits.shape[-1])) * _ce_scale(grad, logits, reduction)
+
+
+def cross_entropy_target_grad(grad, logits, target, probabilities, reduction):
+    if not probabilities:
+        return None
+    from .nn import log_softmax
+    return -log_softmax(logits, -1) * _ce_scale(grad, logits, reduction)
+
+
+def cross_entropy_jvp(logits, target, logits_t, target_t, probabilities, reduction):
+    from .nn import log_softmax, one_hot, softmax
+    p = softmax(logits, -1)
+    if probabilities:
+        per = ops.sum(p * logits_t, axis=-1) * ops.sum(target, axis=-1) \
+            - ops.sum(target * logits_t, axis=-1)
+        if target_t is not None:
+            per = per - ops.sum(target_t * log_softmax(logits, -1), axis=-1)
+    else:
+        per = ops.sum((p - one_hot(target, logits.shape[-1])) * logits_t, axis=-1)
+    if reduction == "none":
+        return per
+    return ops.mean(per) if reduction == "mean" and logits.ndim > 1 else ops.sum(per)
+
+
+def concat_part(grad, axis, start, length):
+    """The slice [start, start + length) of ``grad`` along ``axis``."""
+    from .indexing import Slice, index
+    entries = []
+    for k, d in enumerate(grad.shape):
+        if k == axis:
+            stop = sympy.sympify(start) + sympy.sympify(length)
+            stop = int(stop) if stop.is_Integer else stop
+            entries.append(Slice(start, stop, 1))
+        else:
+            entries.append(Slice(0, None, 1))
+    return index(grad, tuple(entries))
+
+
+def concat_grad_x(grad, x, axis):
+    return concat_part(grad, axis, 0, x.shape[axis])
+
+
+def concat_grad_y(grad, x, y, axis):
+    return concat_part(grad, axis, x.shape[axis], y.shape[axis])
+
+
+def _reduce_loss(per_element, reduction):
+    if reduction == "none":
+        return per_element
+    return ops.mean(per_element) if reduction == "mean" else ops.sum(per_element)
+
+
+def mse_loss_jvp(x, y, x_t, y_t, reduction):
+    return _reduce_loss(2 * (x - y) * (x_t - y_t), reduction)
+
+
+def bce_jvp(x, y, x_t, y_t, reduction):
+    return _reduce_loss((ops.sigmoid(x) - y) * x_t - x * y_t, reduction)

@@ -30,8 +30,8 @@ CONSTANTS = {"pi": sympy.pi}
 
 def formula_functions():
     """Every function a formula may call: symgrad's ops and the rule helpers."""
-    fns = {name: getattr(ops, name) for name in ops.OPS
-           if name not in ("symbol", "const", "array") and callable(getattr(ops, name, None))}
+    fns = {name: ops.function_for(name) for name in ops.OPS
+           if name not in ("symbol", "const", "array") and ops.function_for(name)}
     fns.update({name: getattr(rule_helpers, name) for name in rule_helpers.__all__})
     return fns
 
@@ -190,7 +190,7 @@ class _Compiler:
         if name in CONSTANTS:
             value = CONSTANTS[name]
             return lambda env: const(value)
-        if name in FUNCTIONS:
+        if name in FUNCTIONS and name not in self.allowed:
             self.fail(node, f"'{name}' is a function; call it")
         if name not in self.allowed:
             self.fail(node, f"name '{name}' is not allowed; a formula may use "
@@ -277,6 +277,10 @@ def _parse_signature(text, where):
             params[arg.arg] = None
         elif isinstance(default, ast.Constant):
             params[arg.arg] = default.value
+        elif isinstance(default, ast.UnaryOp) and isinstance(default.op, ast.USub) \
+                and isinstance(default.operand, ast.Constant) \
+                and isinstance(default.operand.value, (int, float)):
+            params[arg.arg] = -default.operand.value
         else:
             raise RuleError(f"{file}:{line}: default of parameter {arg.arg} must be a literal")
     for name in inputs + tuple(params):

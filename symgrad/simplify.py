@@ -64,8 +64,27 @@ def _pointwise(rest=None):
         scalar = scalar_fills(op, inputs, attrs, shape)
         if scalar is not None:
             return scalar
+        implicit = implicit_broadcasts(op, inputs, attrs, shape)
+        if implicit is not None:
+            return implicit
         return rest(inputs, attrs, shape) if rest else None
     return simplify
+
+
+def implicit_broadcasts(op, inputs, attrs, shape):
+    """An explicit broadcast_to operand that NumPy broadcasting would do anyway is
+    dropped: broadcast_to(b, (m, n)) + X -> b + X."""
+    if len(inputs) < 2:
+        return None
+    for k, t in enumerate(inputs):
+        if t.op != "broadcast_to":
+            continue
+        inner = t.inputs[0]
+        others = [i.shape for j, i in enumerate(inputs) if j != k]
+        if shapes_equal(broadcast_shapes(inner.shape, *others), shape):
+            new = inputs[:k] + (inner,) + inputs[k + 1:]
+            return make(op, new, tuple(attrs.items()))
+    return None
 
 
 def _merge_wheres(op, x, y, shape):
@@ -250,12 +269,19 @@ def _broadcast(inputs, attrs, shape):
         return const(x.attrs["value"], shape)
     if x.op == "broadcast_to":
         return make("broadcast_to", x.inputs, (("shape", shape),))
+    if x.op == "unsqueeze" and x.attrs["axis"] == 0:
+        return make("broadcast_to", x.inputs, (("shape", shape),))
     return None
 
 
 def _matmul(inputs, attrs, shape):
     if any(is_zero(i) for i in inputs):
         return const(S.Zero, shape)
+    x, y = inputs
+    if x.op == "eye" and shapes_equal(y.shape, shape):
+        return y
+    if y.op == "eye" and shapes_equal(x.shape, shape):
+        return x
     return None
 
 

@@ -21,7 +21,8 @@ def _formula_str(self, printer):
     """``str()`` of symgrad's SymPy classes is the formula notation of ``sg`` formulas."""
     from .printing import FormulaPrinter
     formula_printer = printer if isinstance(printer, FormulaPrinter) else FormulaPrinter()
-    return getattr(formula_printer, "_print_" + type(self).__name__)(self)
+    method = getattr(formula_printer, "_print_" + type(self).__name__, None)
+    return method(self) if method else formula_printer._print_Function(self)
 
 
 class sigmoid(Function):
@@ -196,6 +197,152 @@ class FillOp(ArrayOp):
     """full(shape, value): a constant array."""
 
     n_operands = 0
+
+
+class EyeOp(ArrayOp):
+    """eye(n): the identity matrix."""
+
+    n_operands = 0
+
+
+# ----- linear algebra ---------------------------------------------------------------
+
+class DotOp(ArrayOp):
+    """dot(x, y) of two vectors: xᵀy."""
+
+    n_operands = 2
+
+
+class OuterOp(ArrayOp):
+    """outer(x, y) of two vectors: x yᵀ."""
+
+    n_operands = 2
+
+
+class TraceOp(ArrayOp):
+    """trace(X): the sum of the diagonal."""
+
+
+class DiagonalOp(ArrayOp):
+    """diagonal(X): the diagonal of a square matrix as a vector."""
+
+
+class DiagOp(ArrayOp):
+    """diag(v): the square matrix with v on its diagonal."""
+
+
+class InverseOp(ArrayOp):
+    """inverse(X): X⁻¹."""
+
+
+class DetOp(ArrayOp):
+    """det(X)."""
+
+
+class LogdetOp(ArrayOp):
+    """logdet(X) = log det X (nan when det X < 0, as in torch)."""
+
+
+class LogAbsDetOp(ArrayOp):
+    """log |det X|, the second output of slogdet."""
+
+
+class SolveOp(ArrayOp):
+    """solve(A, B) = A⁻¹B."""
+
+    n_operands = 2
+    is_commutative = False
+
+
+class NormOp(ArrayOp):
+    """norm(x, axes, keepdims, full): the 2-norm (Frobenius norm for matrices)."""
+
+
+# ----- reductions along axes ------------------------------------------------------------
+
+class AmaxOp(ArrayOp):
+    """amax(x, axes, keepdims, full); gradient split evenly between ties."""
+
+
+class AminOp(ArrayOp):
+    """amin(x, axes, keepdims, full)."""
+
+
+class MaxOp(ArrayOp):
+    """max(x, axes, keepdims, full); along one axis the gradient goes to the first
+    maximum (torch.max(x, dim))."""
+
+
+class MinOp(ArrayOp):
+    """min(x, axes, keepdims, full)."""
+
+
+class ProdOp(ArrayOp):
+    """prod(x, axes, keepdims, full)."""
+
+
+class CumsumOp(ArrayOp):
+    """cumsum(x, axis)."""
+
+
+class VarOp(ArrayOp):
+    """var(x, axes, keepdims, full, correction)."""
+
+
+class StdOp(ArrayOp):
+    """std(x, axes, keepdims, full, correction)."""
+
+
+# ----- neural-network ops ---------------------------------------------------------------
+
+class SoftmaxOp(ArrayOp):
+    """softmax(x, axis)."""
+
+
+class LogSoftmaxOp(ArrayOp):
+    """log_softmax(x, axis)."""
+
+
+class LogsumexpOp(ArrayOp):
+    """logsumexp(x, axes, keepdims, full)."""
+
+
+class OneHotOp(ArrayOp):
+    """one_hot(t, num_classes): 1.0 where the class index t equals the column."""
+
+
+class CrossEntropyOp(ArrayOp):
+    """cross_entropy(logits, target, probabilities, reduction)."""
+
+    n_operands = 2
+
+
+class MseLossOp(ArrayOp):
+    """mse_loss(x, y, reduction)."""
+
+    n_operands = 2
+
+
+class BceWithLogitsOp(ArrayOp):
+    """binary_cross_entropy_with_logits(x, y, reduction)."""
+
+    n_operands = 2
+
+
+# ----- indexing and joining -------------------------------------------------------------
+
+class IndexOp(ArrayOp):
+    """x[index]: ``index`` is a tuple of integers and (start, stop, step) slices."""
+
+
+class IndexScatterOp(ArrayOp):
+    """zeros(shape) with ``g`` written at ``index``: the gradient of indexing."""
+
+
+class ConcatOp(ArrayOp):
+    """concatenate((x, y), axis)."""
+
+    n_operands = 2
 
 
 def sym_tuple(values):

@@ -405,6 +405,6 @@ spec("broadcast_to", lambda x, shape: sg.broadcast_to(x, shape),
               build=lambda x: sg.broadcast_to(x, (2,) + tuple(x.shape)),
               ref=lambda x: torch.broadcast_to(x, (2,) + tuple(x.shape))),
          Case("symbolic_to_mxn", {"x": ("n",), "y": ("m", "n")}, dims={"m": 2, "n": 3},
-              build=lambda x, y: sg.broadcast_to(x, tuple(y.shape)) * y,
-              ref=lambda x, y: torch.broadcast_to(x, tuple(y.shape)) * y),
+              build=lambda x, y: sg.sin(sg.broadcast_to(x, tuple(y.shape))) * y,
+              ref=lambda x, y: torch.sin(torch.broadcast_to(x, tuple(y.shape))) * y),
      ])

@@ -1,0 +1,408 @@
+"""Custom ops with their own backward: ``sg.Function``, like ``torch.autograd.Function``.
+
+    class Exp(sg.Function):
+        @staticmethod
+        def forward(ctx, i):
+            r = sg.exp(i); ctx.save_for_backward(r); return r
+        @staticmethod
+        def backward(ctx, grad):
+            r, = ctx.saved_tensors; return grad * r
+
+On symbolic Tensors ``Exp.apply(x)`` works in four steps (``_apply_symbolic``):
+
+1. ``forward`` is traced on fresh placeholder symbols, one per Tensor argument, so the
+   forward is a small graph of its own and whatever it saves is known by structure: an
+   input, an output or an intermediate. A Tensor from outside the Function inside it is
+   an error: ``backward`` returns no gradient for it.
+2. ``backward`` is traced once, on new placeholders: one per saved tensor and one per
+   output gradient. Its gradients may depend on those and on constants only (seed 002).
+   Anything else in them (an intermediate kept on ``ctx`` or in a closure, a Tensor from
+   outside) is a capture and an error: the next differentiation would treat it as a
+   constant and double backward would be silently wrong (seed 003,
+   ``simple_variable_wrong``).
+3. The application is recorded in the outer graph. The forward graph is replayed on the
+   actual inputs (its values are shared and compiled like any others) and each output is
+   a ``custom`` node with inputs (forward value, *Tensor arguments). The node carries its
+   own rule in ``attrs["rule"]`` (read by ``autodiff.rule_for``): its VJP is the traced
+   backward with the placeholders replaced by the saved values and the incoming gradient.
+   The forward value gets no gradient: the custom backward stands for its derivative.
+4. A saved intermediate is promoted to a hidden output: its replayed node is a value of
+   the outer graph and the backward reads that node. Differentiating the backward again
+   sends gradient into it, and from it through the forward's own ops to the inputs:
+   seed 003's fix for ``simple_variable``, where ``t`` had to become an output of the tape.
+
+Forward mode (``sg.jvp``, the outer sweep of ``sg.hessian``) differentiates the forward's
+own ops. On numbers and arrays ``apply`` just runs ``forward``; on torch tensors it runs as
+a ``torch.autograd.Function`` calling the same ``forward`` and ``backward``.
+"""
+import inspect
+import itertools
+import sys
+
+from .errors import ShapeError, SymgradError
+from .graph import Tensor, make, symbol, topo_order, zeros
+from .ops import OpDef, OPS, as_tensor, detach
+from .shapes import broadcast_shapes, fmt_shape, shapes_equal
+
+_counter = itertools.count()
+
+
+class FunctionError(SymgradError):
+    """A custom ``sg.Function`` that symgrad cannot differentiate correctly."""
+
+
+def substitute(outputs, mapping):
+    """``outputs`` rebuilt with the nodes in ``mapping`` ({id(node): new node}) replaced;
+    subgraphs that do not reach a replaced node are kept as they are. Linear in the graph:
+    each node is rebuilt once, through ``make``, so the result is interned and simplified."""
+    new = dict(mapping)
+    for node in topo_order([o for o in outputs if o is not None]):
+        if id(node) in new:
+            continue
+        ins = tuple(new[id(i)] for i in node.inputs)
+        same = all(a is b for a, b in zip(ins, node.inputs))
+        new[id(node)] = node if same else make(node.op, ins, node.params)
+    return [None if o is None else new[id(o)] for o in outputs]
+
+
+class FunctionCtx:
+    """The ``ctx`` of ``forward`` and ``backward``: ``save_for_backward``,
+    ``saved_tensors``, ``needs_input_grad``, ``mark_non_differentiable``."""
+
+    def __init__(self, needs_input_grad):
+        self.needs_input_grad = tuple(needs_input_grad)
+        self.to_save = ()
+        self.non_differentiable = ()
+        self.materialize_grads = True
+        self._saved = None
+
+    def save_for_backward(self, *tensors):
+        """Keep inputs, outputs or intermediates for ``backward`` (Tensors or None)."""
+        self.to_save = tensors
+
+    @property
+    def saved_tensors(self):
+        """In ``backward``: the saved values (as placeholders while symgrad traces it)."""
+        return self.to_save if self._saved is None else self._saved
+
+    def mark_non_differentiable(self, *outputs):
+        """Outputs that carry no gradient (torch's ``ctx.mark_non_differentiable``)."""
+        self.non_differentiable = outputs
+
+    def set_materialize_grads(self, value):
+        """Accepted for torch compatibility: symgrad always passes a gradient Tensor for
+        every output (a known zero where none flows) and skips what it multiplies."""
+        self.materialize_grads = bool(value)
+
+
+class Function:
+    """Base class of custom ops. Subclass it with static ``forward(ctx, *args)`` and
+    ``backward(ctx, *grads)`` (returning one gradient or None per argument of
+    ``forward``) and call ``YourOp.apply(*args)``. The torch 2 style, ``forward(*args)``
+    plus ``setup_context(ctx, inputs, output)``, works too."""
+
+    @staticmethod
+    def forward(ctx, *args):
+        raise NotImplementedError("define forward(ctx, *args) in your sg.Function subclass")
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise NotImplementedError("define backward(ctx, *grads) in your sg.Function subclass")
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError(f"{type(self).__name__} is an sg.Function: call "
+                        f"{type(self).__name__}.apply(...) instead of instantiating it")
+
+    @classmethod
+    def apply(cls, *args):
+        """Apply the op: records a node on symbolic Tensors, computes on numbers, arrays
+        and torch tensors."""
+        if any(isinstance(a, Tensor) for a in args):
+            return _apply_symbolic(cls, args)
+        torch = sys.modules.get("torch")
+        if torch is not None and any(isinstance(a, torch.Tensor) for a in args):
+            return _torch_function(cls).apply(*args)
+        out = _call_forward(cls, FunctionCtx([False] * len(args)), args)
+        return out
+
+
+def _call_forward(cls, ctx, args):
+    if cls.setup_context is not Function.setup_context:
+        out = cls.forward(*args)
+        cls.setup_context(ctx, tuple(args), out)
+        return out
+    return cls.forward(ctx, *args)
+
+
+def _arg_names(cls, n):
+    """Names of forward's parameters (for placeholders and messages)."""
+    try:
+        params = list(inspect.signature(cls.forward).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    if cls.setup_context is Function.setup_context:
+        params = params[1:]
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return [names[i] if i < len(names) and names[i].isidentifier() else f"arg{i}"
+            for i in range(n)]
+
+
+# ----- symbolic application ------------------------------------------------------------
+
+class Application:
+    """One application of a Function in the graph, and the rule of its output nodes."""
+
+    def __init__(self, cls, arg_names):
+        self.cls = cls
+        self.name = cls.__name__
+        self.arg_names = arg_names
+        self.inputs = []          # the Tensor arguments (outer graph)
+        self.input_positions = []  # their positions among forward's arguments
+        self.outputs = []         # the differentiable outputs: ``custom`` nodes
+        self.saved = ()           # what backward reads, as outer nodes (None kept)
+        self.hidden = []          # saved intermediates promoted to hidden outputs
+        self.saved_ph = []
+        self.grad_ph = []
+        self.grads = []           # backward's result per Tensor argument, over placeholders
+        self._cache = None
+        self._view = None
+
+    # the interface of a Rule, as autodiff uses it
+    differentiable = True
+
+    @property
+    def source(self):
+        try:
+            return f"{inspect.getsourcefile(self.cls)}:{inspect.getsourcelines(self.cls)[1]}"
+        except (OSError, TypeError):
+            return self.cls.__qualname__
+
+    def input_differentiable(self, i):
+        return i > 0 and self.grads[i - 1] is not None
+
+    def vjps(self, node, grad):
+        """backward's gradients for every Tensor argument, given ``grad`` for ``node``."""
+        key = (id(node), id(grad))
+        if self._cache is None or self._cache[0] != key:
+            k = node.attrs["index"]
+            mapping = {id(p): v for p, v in zip(self.saved_ph, self.saved) if p is not None}
+            for j, p in enumerate(self.grad_ph):
+                mapping[id(p)] = grad if j == k else zeros(p.shape)
+            self._cache = (key, node, grad, substitute(self.grads, mapping))
+        return self._cache[3]
+
+    def apply_vjp(self, node, i, grad):
+        if i == 0:
+            return None  # the forward value: the custom backward replaces its derivative
+        return self.vjps(node, grad)[i - 1]
+
+    def apply_jvp(self, node, tangents):
+        return tangents[0]  # forward mode differentiates the forward's own ops
+
+    def __repr__(self):
+        return f"<{self.name}.apply on {len(self.inputs)} Tensor(s)>"
+
+
+def _custom_shape(op, shapes, attrs):
+    return shapes[0]
+
+
+OPS["custom"] = OpDef("custom", None, lambda attrs, value, *inputs: value,
+                      shape=_custom_shape, dtype=lambda op, inputs: inputs[0].dtype,
+                      doc="an sg.Function application: its forward value; rule in attrs")
+
+
+def _leaf_symbols(nodes):
+    return [n for n in topo_order([n for n in nodes if n is not None]) if n.op == "symbol"]
+
+
+def _check_forward(app, nodes, placeholders):
+    allowed = {id(p) for p in placeholders}
+    for leaf in _leaf_symbols(nodes):
+        if id(leaf) not in allowed:
+            raise FunctionError(
+                f"{app.name}.forward uses the Tensor '{leaf.name}' (shape "
+                f"{fmt_shape(leaf.shape)}) that is not one of its arguments: backward returns "
+                f"no gradient for it, so its gradient would be silently lost. Pass it to "
+                f"{app.name}.apply(...) as an argument and return its gradient from backward")
+
+
+def _check_backward(app, grads, placeholders):
+    allowed = {id(p) for p in app.saved_ph + app.grad_ph if p is not None}
+    forward_ph = {id(p): name for p, name in placeholders}
+    for leaf in _leaf_symbols(grads):
+        if id(leaf) in allowed:
+            continue
+        if id(leaf) in forward_ph:
+            raise FunctionError(
+                f"{app.name}.backward uses a value computed in forward from its argument "
+                f"'{forward_ph[id(leaf)]}' that was not passed to ctx.save_for_backward (kept "
+                "on ctx or in a closure). backward may use only what forward saved, the "
+                "output gradients and constants (seed 002): save the value with "
+                "ctx.save_for_backward(...); symgrad then makes a saved intermediate a hidden "
+                "output of the op, so gradients of gradients stay correct (seed 003)")
+        raise FunctionError(
+            f"{app.name}.backward uses the Tensor '{leaf.name}' (shape {fmt_shape(leaf.shape)}) "
+            f"from outside the Function. Pass it to {app.name}.apply(...) as an argument and "
+            "save it with ctx.save_for_backward")
+
+
+def _as_outputs(app, out):
+    single = not isinstance(out, (tuple, list))
+    items = [out] if single else list(out)
+    try:
+        return [as_tensor(o, app.name) for o in items], single
+    except TypeError:
+        raise FunctionError(f"{app.name}.forward must return Tensors (or numbers), got "
+                            f"{', '.join(type(o).__name__ for o in items)}") from None
+
+
+def _apply_symbolic(cls, args):
+    from .graphview import requires_grad
+    n = next(_counter)
+    app = Application(cls, _arg_names(cls, len(args)))
+    placeholders, fargs = [], list(args)
+    for pos, a in enumerate(args):
+        if isinstance(a, Tensor):
+            p = symbol(f"_{app.name}{n}_{app.arg_names[pos]}", a.shape)
+            placeholders.append((p, app.arg_names[pos]))
+            fargs[pos] = p
+            app.inputs.append(a)
+            app.input_positions.append(pos)
+    ctx = FunctionCtx([isinstance(a, Tensor) and requires_grad(a) for a in args])
+    outs, single = _as_outputs(app, _call_forward(cls, ctx, fargs))
+    to_save = list(ctx.to_save)
+    for k, s in enumerate(to_save):
+        if s is not None and not isinstance(s, Tensor):
+            raise FunctionError(f"{app.name}: save_for_backward takes Tensors or None, got "
+                                f"{type(s).__name__} at position {k}; keep other values as "
+                                "ctx attributes (ctx.alpha = alpha)")
+    _check_forward(app, outs + to_save, [p for p, _ in placeholders])
+
+    # Replay the forward on the real arguments; wrap the differentiable outputs.
+    mapping = {id(p): a for (p, _), a in zip(placeholders, app.inputs)}
+    replayed = substitute(outs + to_save, mapping)
+    values, saved_values = replayed[:len(outs)], replayed[len(outs):]
+    nondiff = {id(o) for o in ctx.non_differentiable if isinstance(o, Tensor)}
+    results, out_index = [], {}
+    for k, (o, v) in enumerate(zip(outs, values)):
+        if id(o) in nondiff or v.dtype == "bool":
+            results.append(detach(v))
+            continue
+        node = make("custom", (v,) + tuple(app.inputs),
+                    (("rule", app), ("index", len(app.outputs))))
+        out_index[id(o)] = len(app.outputs)
+        app.outputs.append(node)
+        app.grad_ph.append(symbol(f"_{app.name}{n}_grad{k}", o.shape))
+        results.append(node)
+    ph_ids = {id(p) for p, _ in placeholders}
+    saved = []
+    for s, v in zip(to_save, saved_values):
+        if s is not None and id(s) in out_index:
+            v = app.outputs[out_index[id(s)]]
+        elif s is not None and id(s) not in ph_ids and any(
+                id(leaf) in ph_ids for leaf in _leaf_symbols([s])):
+            app.hidden.append(v)  # an intermediate: promoted to a hidden output
+        saved.append(v)
+    app.saved = tuple(saved)
+    app.saved_ph = [None if s is None else symbol(f"_{app.name}{n}_saved{k}", s.shape)
+                    for k, s in enumerate(to_save)]
+
+    # Trace backward once, on placeholders.
+    ctx._saved = tuple(app.saved_ph)
+    grad_args, gi = [], 0
+    for o in outs:
+        if id(o) in out_index:
+            grad_args.append(app.grad_ph[gi])
+            gi += 1
+        else:
+            grad_args.append(zeros(o.shape))
+    returned = cls.backward(ctx, *grad_args)
+    app.grads = _tensor_grads(app, args, returned)
+    _check_backward(app, app.grads, placeholders)
+    return results[0] if single else tuple(results)
+
+
+def _tensor_grads(app, args, returned):
+    """backward's result, checked: one entry per argument, None or a Tensor of a shape the
+    argument's shape broadcasts to (summed back to it); kept for Tensor arguments."""
+    grads = list(returned) if isinstance(returned, (tuple, list)) else [returned]
+    if len(grads) < len(args) or any(g is not None for g in grads[len(args):]):
+        raise FunctionError(f"{app.name}.backward returned {len(grads)} gradient(s) but "
+                            f"forward takes {len(args)} argument(s) "
+                            f"({', '.join(app.arg_names)}); return one per argument, None "
+                            "for arguments without a gradient")
+    out = []
+    for pos, (a, g) in enumerate(zip(args, grads)):
+        name = app.arg_names[pos]
+        if not isinstance(a, Tensor):
+            if g is not None:
+                raise FunctionError(f"{app.name}.backward returned a gradient for argument "
+                                    f"{pos} ('{name}'), which is not a Tensor; return None")
+            continue
+        if g is None:
+            out.append(None)
+            continue
+        try:
+            g = as_tensor(g, app.name)
+        except TypeError:
+            raise FunctionError(f"{app.name}.backward returned a {type(g).__name__} for "
+                                f"argument '{name}'; return a Tensor or None") from None
+        if not shapes_equal(g.shape, a.shape):
+            try:
+                ok = shapes_equal(broadcast_shapes(g.shape, a.shape), g.shape)
+            except ShapeError:
+                ok = False
+            if not ok:
+                raise ShapeError(f"{app.name}.backward returned a gradient of shape "
+                                 f"{fmt_shape(g.shape)} for argument '{name}' of shape "
+                                 f"{fmt_shape(a.shape)}; it must have the argument's shape")
+            from .rule_helpers import sum_to
+            g = sum_to(g, a.shape)
+        out.append(g)
+    return out
+
+
+# ----- torch tensors -------------------------------------------------------------------
+
+_TORCH_FUNCTIONS = {}
+
+
+def _torch_function(cls):
+    """``cls`` as a ``torch.autograd.Function``. Its backward reads the values forward
+    saved; when torch builds a graph of the backward (``create_graph=True``) it reruns
+    forward on the inputs first, so saved intermediates are differentiable (seed 003)."""
+    fn = _TORCH_FUNCTIONS.get(cls)
+    if fn is not None:
+        return fn
+    import torch
+
+    def forward(tctx, *args):
+        ctx = FunctionCtx(tctx.needs_input_grad)
+        out = _call_forward(cls, ctx, args)
+        tctx.sg_ctx = ctx
+        tctx.sg_args = [None if isinstance(a, torch.Tensor) else a for a in args]
+        tctx.save_for_backward(*[a if isinstance(a, torch.Tensor) else None for a in args])
+        nondiff = [o for o in ctx.non_differentiable if isinstance(o, torch.Tensor)]
+        if nondiff:
+            tctx.mark_non_differentiable(*nondiff)
+        return out
+
+    def backward(tctx, *grads):
+        ctx = tctx.sg_ctx
+        if torch.is_grad_enabled():
+            args = [t if a is None else a for a, t in zip(tctx.sg_args, tctx.saved_tensors)]
+            ctx = FunctionCtx(tctx.needs_input_grad)
+            _call_forward(cls, ctx, args)
+        ctx._saved = tuple(ctx.to_save)
+        return cls.backward(ctx, *grads)
+
+    fn = type(f"{cls.__name__}", (torch.autograd.Function,),
+              {"forward": staticmethod(forward), "backward": staticmethod(backward),
+               "__module__": cls.__module__, "__doc__": cls.__doc__})
+    _TORCH_FUNCTIONS[cls] = fn
+    return fn

@@ -1,0 +1,327 @@
+"""The backward graph behind ``y.grad_fn``, as PyTorch shows it (seeds 000, 001, 004).
+
+``y.grad_fn`` is a view of the node that made ``y``: ``name()`` ("MulBackward0", or
+"ExpBackward" for an ``sg.Function``), ``next_functions`` (one ``(view, output_nr)`` per
+input: the input's own ``grad_fn``, an ``AccumulateGrad`` for a symbol, ``None`` for an
+input that carries no gradient), and ``saved``: the symbolic values the rule's VJP
+formulas read, named like PyTorch's ``_saved_other``. Only inputs that need a gradient
+count: for ``e = c * d`` with ``d`` a constant, ``saved`` is ``{"_saved_y": d}`` (seed 001).
+
+Views are cached in the node's ``_grad_fn`` slot, so ``next_functions[0][0] is
+x.grad_fn`` holds as in PyTorch, and walking a graph is linear.
+"""
+import shutil
+
+from .autodiff import rule_for
+from .errors import SymgradError, UnsupportedOpError
+from .graph import Tensor
+from .shapes import fmt_shape
+
+_NO_GRAD = False  # cached in Tensor._grad_fn: the node carries no gradient
+
+
+def _camel(op):
+    return "".join(part.capitalize() for part in op.split("_"))
+
+
+class BackwardNode:
+    """The backward function of one op node (PyTorch's ``<op>Backward0``)."""
+
+    def __init__(self, node):
+        self.tensor = node
+
+    def name(self):
+        return f"{_camel(self.tensor.op)}Backward0"
+
+    @property
+    def requires_grad(self):
+        return True
+
+    def _rule(self):
+        try:
+            return rule_for(self.tensor)
+        except UnsupportedOpError:
+            return None
+
+    def _positions(self):
+        """Positions of the inputs the backward sends gradient to."""
+        rule = self._rule()
+        return {i for i in range(len(self.tensor.inputs))
+                if rule is None or rule.input_differentiable(i)}
+
+    @property
+    def next_functions(self):
+        live = self._positions()
+        return tuple(_edge(x) if i in live else (None, 0)
+                     for i, x in enumerate(self.tensor.inputs))
+
+    @property
+    def saved(self):
+        """{"_saved_<name>": value} for what the VJP formulas of the inputs that need a
+        gradient read: inputs, parameters and ``result`` (the output)."""
+        rule = self._rule()
+        if rule is None or not hasattr(rule, "vjp"):
+            return {}
+        used = set()
+        for i in self._positions():
+            formula = rule.vjp[rule.inputs[i]]
+            if requires_grad(self.tensor.inputs[i]) and hasattr(formula, "names"):
+                used |= formula.names
+        node, out = self.tensor, {}
+        for name, x in zip(rule.inputs, node.inputs):
+            if name in used:
+                out[f"_saved_{name}"] = x
+        for name in rule.params:
+            if name in used:
+                out[f"_saved_{name}"] = node.attrs.get(name)
+        if "result" in used:
+            out["_saved_result"] = node
+        return out
+
+    def __getattr__(self, name):
+        if name.startswith("_saved_"):
+            saved = self.saved
+            if name in saved:
+                return saved[name]
+        raise AttributeError(f"'{self.name()}' has no attribute '{name}'")
+
+    def __call__(self, grad):
+        """The backward applied to ``grad``: one gradient (or None) per input."""
+        rule, live = self._rule(), self._positions()
+        if rule is None:
+            raise UnsupportedOpError(f"no derivative rule for op '{self.tensor.op}'")
+        return tuple(rule.apply_vjp(self.tensor, i, grad) if i in live else None
+                     for i in range(len(self.tensor.inputs)))
+
+    def __repr__(self):
+        return f"<{self.name()} object>"
+
+
+class FunctionBackward(BackwardNode):
+    """The backward of an ``sg.Function`` application, shared by all its outputs (as in
+    PyTorch, where they differ by ``output_nr``)."""
+
+    def __init__(self, app):
+        self.app = app
+        self.tensor = app.outputs[0]
+
+    def name(self):
+        return f"{self.app.name}Backward"
+
+    @property
+    def outputs(self):
+        return tuple(self.app.outputs)
+
+    @property
+    def next_functions(self):
+        return tuple(_edge(x) if self.app.input_differentiable(i + 1) else (None, 0)
+                     for i, x in enumerate(self.app.inputs))
+
+    @property
+    def saved_tensors(self):
+        """What forward saved, as outer graph values (inputs, outputs, hidden outputs)."""
+        return self.app.saved
+
+    @property
+    def hidden_outputs(self):
+        """Saved intermediates, promoted to outputs so double backward is correct."""
+        return tuple(self.app.hidden)
+
+    @property
+    def saved(self):
+        return {"saved_tensors": self.app.saved}
+
+    def __call__(self, *grads):
+        if len(grads) != len(self.app.outputs):
+            raise SymgradError(f"{self.name()} takes {len(self.app.outputs)} gradient(s), "
+                               f"one per output; got {len(grads)}")
+        total = [None] * len(self.app.inputs)
+        for node, g in zip(self.app.outputs, grads):
+            if g is None:
+                continue
+            for k, v in enumerate(self.app.vjps(node, g)):
+                if v is not None:
+                    total[k] = v if total[k] is None else total[k] + v
+        return tuple(total)
+
+
+class AccumulateGrad:
+    """Where the gradient of a leaf symbol ends up (PyTorch's ``AccumulateGrad``)."""
+
+    next_functions = ()
+    saved = {}
+
+    def __init__(self, variable):
+        self.variable = variable
+
+    def name(self):
+        return "AccumulateGrad"
+
+    def __repr__(self):
+        return "<AccumulateGrad object>"
+
+
+def _state(node):
+    """The cached view of ``node`` (or _NO_GRAD), computed bottom-up without recursion."""
+    stack = [node]
+    while stack:
+        n = stack[-1]
+        if n._grad_fn is not None:
+            stack.pop()
+            continue
+        pending = [i for i in n.inputs if i._grad_fn is None]
+        if pending:
+            stack.extend(pending)
+            continue
+        stack.pop()
+        n._grad_fn = _compute(n)
+    return node._grad_fn
+
+
+def _compute(n):
+    if n.op == "symbol":
+        return AccumulateGrad(n)
+    if not n.inputs:
+        return _NO_GRAD
+    try:
+        rule = rule_for(n)
+    except UnsupportedOpError:
+        rule = None
+    if not any((rule is None or rule.input_differentiable(i)) and i_node._grad_fn is not _NO_GRAD
+               for i, i_node in enumerate(n.inputs)):
+        return _NO_GRAD
+    if n.op == "custom":
+        app = n.attrs["rule"]
+        if app._view is None:
+            app._view = FunctionBackward(app)
+        return app._view
+    return BackwardNode(n)
+
+
+def requires_grad(node):
+    """True when ``node`` depends differentiably on a symbol (PyTorch's ``requires_grad``)."""
+    return _state(node) is not _NO_GRAD
+
+
+def _edge(x):
+    """The ``(function, output_nr)`` pair for input ``x`` in ``next_functions``."""
+    state = _state(x)
+    if state is _NO_GRAD:
+        return (None, 0)
+    return (state, x.attrs.get("index", 0) if x.op == "custom" else 0)
+
+
+def grad_fn(node):
+    """``node.grad_fn``: the view of its backward, None for leaves and for values that
+    carry no gradient (constants, comparisons, detached values), as in PyTorch."""
+    state = _state(node)
+    if state is _NO_GRAD or isinstance(state, AccumulateGrad):
+        return None
+    return state
+
+
+# ----- printing ------------------------------------------------------------------------
+
+def _root(y):
+    if isinstance(y, Tensor):
+        fn = grad_fn(y)
+        if fn is None:
+            raise SymgradError(f"the Tensor ({y.op}, shape {fmt_shape(y.shape)}) has no "
+                               "grad_fn: it is a leaf or does not depend on any symbol")
+        return fn
+    return y
+
+
+def _label(fn):
+    if isinstance(fn, AccumulateGrad):
+        v = fn.variable
+        return f"{v.name} {fmt_shape(v.shape)}" if v.shape else v.name
+    return None
+
+
+def graph_text(y):
+    """The text ``print_graph`` prints."""
+    lines, seen = [], set()
+    stack = [(_root(y), 0)]
+    while stack:
+        fn, indent = stack.pop()
+        text = " " * indent + repr(fn)
+        label = _label(fn)
+        if label:
+            text += f"  {label}"
+        if id(fn) in seen and fn.next_functions:
+            lines.append(text + "  (shown above)")
+            continue
+        seen.add(id(fn))
+        lines.append(text)
+        for nxt, _ in reversed(fn.next_functions):
+            if nxt is not None:
+                stack.append((nxt, indent + 4))
+    return "\n".join(lines)
+
+
+def print_graph(y, file=None):
+    """Print the backward graph of ``y`` (a Tensor or a grad_fn) as an indented tree, as
+    seed 000 does; a function reached twice is expanded once."""
+    print(graph_text(y), file=file)
+
+
+def _quote(text):
+    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def to_dot(y, filename=None):
+    """Graphviz DOT text of the backward graph of ``y``; with ``filename`` also write it:
+    ``.dot``/``.gv`` as text, ``.png``/``.svg``/``.pdf`` rendered by Graphviz (needs the
+    ``graphviz`` package and the ``dot`` program)."""
+    root = _root(y)
+    ids, lines, edges = {}, [], []
+    stack = [root]
+    while stack:
+        fn = stack.pop()
+        if id(fn) in ids:
+            continue
+        ids[id(fn)] = f"n{len(ids)}"
+        if isinstance(fn, AccumulateGrad):
+            attrs = f"label={_quote(_label(fn))}, style=filled, fillcolor=lightblue"
+        elif fn is root:
+            attrs = f"label={_quote(fn.name())}, style=filled, fillcolor=darkolivegreen1"
+        else:
+            attrs = f"label={_quote(fn.name())}"
+        lines.append(f"  {ids[id(fn)]} [{attrs}];")
+        for nxt, _ in fn.next_functions:
+            if nxt is not None:
+                edges.append((nxt, fn))
+                stack.append(nxt)
+    lines += [f"  {ids[id(a)]} -> {ids[id(b)]};" for a, b in edges]
+    text = ("digraph backward {\n  node [shape=box, fontname=\"monospace\"];\n"
+            + "\n".join(lines) + "\n}\n")
+    if filename is not None:
+        _write(text, str(filename))
+    return text
+
+
+def graphviz_available():
+    """True when DOT can be rendered: the graphviz package and the ``dot`` program."""
+    try:
+        import graphviz  # noqa: F401
+    except ImportError:
+        return False
+    return shutil.which("dot") is not None
+
+
+def _write(text, filename):
+    suffix = filename.rsplit(".", 1)[-1].lower() if "." in filename else ""
+    if suffix in ("dot", "gv"):
+        with open(filename, "w") as f:
+            f.write(text)
+        return
+    if suffix not in ("png", "svg", "pdf"):
+        raise SymgradError(f"to_dot: cannot write {filename!r}; use a .dot, .gv, .png, .svg "
+                           "or .pdf file name")
+    if not graphviz_available():
+        raise SymgradError(f"to_dot: rendering {filename!r} needs the graphviz Python package "
+                           "and the Graphviz 'dot' program (pip install graphviz; apt install "
+                           "graphviz); write a .dot file instead, or use the returned text")
+    import graphviz
+    graphviz.Source(text).render(outfile=filename, format=suffix, cleanup=True)
