@@ -632,6 +632,16 @@ class MathCodePrinter(_ArrayPrinterMixin, PythonCodePrinter):
     def _print_AsFloat(self, expr):
         return f"(1.0 if {self._print(expr.args[0])} else 0.0)"
 
+    def _print_MseLossOp(self, expr):
+        x, y, _ = expr.args
+        return f"({self._print(x)} - {self._arg(y, 'Add')})**2"
+
+    def _print_BceWithLogitsOp(self, expr):
+        x, y, _ = expr.args
+        a = self._print(x)
+        return (f"(max({a}, 0.0) - {self._arg(x, 'Mul')}*{self._arg(y, 'Mul')} "
+                f"+ math.log1p(math.exp(-abs({a}))))")
+
     def _print_FillOp(self, expr):
         shape, value = expr.args
         if len(shape):

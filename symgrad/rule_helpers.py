@@ -150,16 +150,29 @@ def extremum_mask(x, result, axis, keepdims, first):
 
 
 def prod_others(x, result, axis, keepdims):
-    """d prod(x)/dx_i: the product of the other elements, exact when x has zeros."""
+    """d prod(x)/dx_i = the product of the other elements, with no division by a zero
+    element and exact to second order where x has zeros (as torch's prod backward).
+
+    Along each reduced slice let P be the product of its non-zero elements, k the number
+    of zeros and z the sum of the zero elements (0 in value, but its derivative sends
+    gradient to them). Then the product of the others is P / x_i when k = 0; P at the
+    zero and z P / x_i elsewhere when k = 1; (z - x_i) P at a zero when k = 2; 0 beyond.
+    The factors z and z - x_i vanish in value yet carry the second derivatives
+    (d²prod/dx_i dx_j = product of the rest) that a constant 0 would lose."""
     from .reductions import prod
     is_zero = x == 0
+    nonzero = ops.where(is_zero, 1.0, x)
     over = None if len(axis) == x.ndim else axis[0]
-    nonzero_prod = expand_reduced(prod(ops.where(is_zero, 1.0, x), axis=over,
-                                       keepdims=keepdims), x, axis, keepdims)
-    zeros = expand_reduced(ops.sum(ops.cast(is_zero), axis=axis, keepdims=keepdims),
-                           x, axis, keepdims)
-    return ops.where(is_zero, ops.where(zeros == 1, nonzero_prod, 0.0),
-                     ops.where(zeros == 0, nonzero_prod / ops.where(is_zero, 1.0, x), 0.0))
+
+    def spread(t):
+        return expand_reduced(t, x, axis, keepdims)
+
+    p = spread(prod(nonzero, axis=over, keepdims=keepdims))
+    k = spread(ops.sum(ops.cast(is_zero), axis=axis, keepdims=keepdims))
+    z = spread(ops.sum(ops.where(is_zero, x, 0.0), axis=axis, keepdims=keepdims))
+    at_zero = ops.where(k == 1, p, ops.where(k == 2, (z - x) * p, 0.0))
+    at_nonzero = ops.where(k == 0, p / nonzero, ops.where(k == 1, z * p / nonzero, 0.0))
+    return ops.where(is_zero, at_zero, at_nonzero)
 
 
 def reverse_cumsum(grad, axis):

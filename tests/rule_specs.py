@@ -408,3 +408,345 @@ spec("broadcast_to", lambda x, shape: sg.broadcast_to(x, shape),
               build=lambda x, y: sg.sin(sg.broadcast_to(x, tuple(y.shape))) * y,
               ref=lambda x, y: torch.sin(torch.broadcast_to(x, tuple(y.shape))) * y),
      ])
+
+# ----- reductions along axes (symgrad/reductions.py) -----
+
+
+def well_conditioned(shape, rng):
+    """I + 0.3·N(0, 1): far from singular, not symmetric."""
+    return np.eye(shape[-1]) + 0.3 * rng.standard_normal(shape)
+
+
+def spd(shape, rng):
+    """A symmetric positive-definite matrix (positive determinant)."""
+    a = rng.standard_normal(shape)
+    return a @ a.T / shape[0] + np.eye(shape[0])
+
+
+def negative_det(shape, rng):
+    a = well_conditioned(shape, rng)
+    a[0] = -a[0]
+    return a
+
+
+def class_indices(classes):
+    def sample(shape, rng):
+        return rng.integers(0, classes, size=shape).astype(float)
+    return sample
+
+
+def probabilities(shape, rng):
+    p = rng.uniform(0.1, 1.0, shape)
+    return p / p.sum(axis=-1, keepdims=True)
+
+
+def distinct(shape, rng):
+    """Normal draws, shuffled distinct values: no ties unless a case asks for them."""
+    n = int(np.prod(shape)) if shape else 1
+    return (rng.permutation(n) * 0.37 + rng.uniform(0, 0.1)).reshape(shape) - n * 0.15
+
+
+def _axis_cases(one_axis=False):
+    cases = [
+        Case("vector", {"x": (5,)}),
+        Case("matrix_all", {"x": (2, 3)}),
+        Case("matrix_axis0", {"x": (2, 3)}, params={"axis": 0}),
+        Case("matrix_axis1_keepdims", {"x": (2, 3)}, params={"axis": 1, "keepdims": True}),
+        Case("matrix_axis-1", {"x": (3, 4)}, params={"axis": -1}),
+        Case("symbolic_axis1", {"x": ("m", "n")}, dims={"m": 3, "n": 4}, params={"axis": 1}),
+        Case("symbolic_all", {"x": ("m", "n")}, dims={"m": 2, "n": 3}),
+    ]
+    if not one_axis:
+        cases.append(Case("tensor3_axes02", {"x": (2, 3, 4)}, params={"axis": (0, 2)}))
+    return cases
+
+
+def _torch_max(fn):
+    def ref(x, axis=None, keepdims=False):
+        if axis is None:
+            return fn(x)
+        return fn(x, dim=axis, keepdim=keepdims)[0]
+    return ref
+
+
+def _sg_reduce(fn):
+    return lambda x, axis=None, keepdims=False: fn(x, axis=axis, keepdims=keepdims)
+
+
+_TIES = [Case("ties_all", {"x": (3, 4)}, samplers={"x": TIES}),
+         Case("ties_axis1", {"x": (3, 4)}, params={"axis": 1}, samplers={"x": TIES}),
+         Case("ties_axis0_keepdims", {"x": (3, 4)}, params={"axis": 0, "keepdims": True},
+              samplers={"x": TIES})]
+
+spec("amax", _sg_reduce(sg.amax), _torch_reduce(torch.amax), _axis_cases() + _TIES,
+     samplers={"x": distinct})
+spec("amin", _sg_reduce(sg.amin), _torch_reduce(torch.amin), _axis_cases() + _TIES,
+     samplers={"x": distinct})
+spec("max", _sg_reduce(sg.max), _torch_max(torch.max), _axis_cases(one_axis=True) + _TIES,
+     samplers={"x": distinct})
+spec("min", _sg_reduce(sg.min), _torch_max(torch.min), _axis_cases(one_axis=True) + _TIES,
+     samplers={"x": distinct})
+
+
+def _torch_prod(x, axis=None, keepdims=False):
+    return torch.prod(x) if axis is None else torch.prod(x, dim=axis, keepdim=keepdims)
+
+
+_ZEROS = discrete([0.0, -1.3, 0.7, 1.6])
+spec("prod", _sg_reduce(sg.prod), _torch_prod, _axis_cases(one_axis=True) + [
+    Case("zeros_vector", {"x": (6,)}, samplers={"x": _ZEROS}),
+    Case("zeros_axis1", {"x": (4, 3)}, params={"axis": 1}, samplers={"x": _ZEROS}),
+    Case("one_zero", {"x": (4,)}, samplers={"x": lambda shape, rng: np.array(
+        [0.0, 1.5, -0.8, 1.2])[rng.permutation(4)]}),
+], samplers={"x": NONZERO})
+
+spec("cumsum", lambda x, axis: sg.cumsum(x, axis), lambda x, axis: torch.cumsum(x, axis), [
+    Case("vector", {"x": (5,)}, params={"axis": 0}),
+    Case("matrix_axis0", {"x": (3, 4)}, params={"axis": 0}),
+    Case("matrix_axis1", {"x": (3, 4)}, params={"axis": 1}),
+    Case("matrix_axis-1", {"x": (2, 3)}, params={"axis": -1}),
+    Case("symbolic", {"x": ("m", "n")}, dims={"m": 3, "n": 2}, params={"axis": 1}),
+])
+
+
+def _torch_stat(fn):
+    def ref(x, axis=None, correction=1, keepdims=False):
+        return fn(x, dim=axis, correction=correction, keepdim=keepdims)
+    return ref
+
+
+def _stat_cases():
+    return _axis_cases() + [
+        Case("population", {"x": (2, 5)}, params={"axis": 1, "correction": 0}),
+        Case("symbolic_population_all", {"x": ("n",)}, dims={"n": 6},
+             params={"correction": 0}),
+    ]
+
+
+spec("var", lambda x, axis=None, correction=1, keepdims=False:
+     sg.var(x, axis=axis, correction=correction, keepdims=keepdims),
+     _torch_stat(torch.var), _stat_cases())
+spec("std", lambda x, axis=None, correction=1, keepdims=False:
+     sg.std(x, axis=axis, correction=correction, keepdims=keepdims),
+     _torch_stat(torch.std), _stat_cases())
+
+# ----- linear algebra (symgrad/linalg.py) -----
+
+spec("dot", lambda x, y: sg.dot(x, y), torch.dot, [
+    Case("vector", {"x": (4,), "y": (4,)}),
+    Case("symbolic", {"x": ("n",), "y": ("n",)}, dims={"n": 3}),
+    Case("self", {"x": (3,)}, build=lambda x: sg.dot(x, x), ref=lambda x: torch.dot(x, x)),
+])
+spec("outer", lambda x, y: sg.outer(x, y), torch.outer, [
+    Case("vector", {"x": (3,), "y": (4,)}),
+    Case("symbolic", {"x": ("m",), "y": ("n",)}, dims={"m": 2, "n": 3}),
+])
+spec("trace", lambda x: sg.trace(x), torch.trace, [
+    Case("matrix", {"x": (3, 3)}),
+    Case("symbolic", {"x": ("n", "n")}, dims={"n": 4}),
+    Case("of_product", {"x": (2, 3), "y": (3, 2)}, build=lambda x, y: sg.trace(x @ y),
+         ref=lambda x, y: torch.trace(x @ y)),
+])
+spec("diagonal", lambda x: sg.diagonal(x), torch.diagonal, [
+    Case("matrix", {"x": (3, 3)}),
+    Case("symbolic", {"x": ("n", "n")}, dims={"n": 4}),
+    Case("diag_of_matrix", {"x": (2, 2)}, build=lambda x: sg.diag(x), ref=torch.diag),
+])
+spec("diag", lambda x: sg.diag(x), torch.diag, [
+    Case("vector", {"x": (3,)}),
+    Case("symbolic", {"x": ("n",)}, dims={"n": 4}),
+    Case("scaling", {"x": (3,), "y": (3, 2)}, build=lambda x, y: sg.diag(x) @ y,
+         ref=lambda x, y: torch.diag(x) @ y),
+])
+spec("inverse", lambda x: sg.inverse(x), torch.linalg.inv, [
+    Case("matrix", {"x": (3, 3)}),
+    Case("symbolic", {"x": ("n", "n")}, dims={"n": 4}),
+    Case("one_by_one", {"x": (1, 1)}),
+], samplers={"x": well_conditioned})
+spec("det", lambda x: sg.det(x), torch.linalg.det, [
+    Case("matrix", {"x": (3, 3)}),
+    Case("symbolic", {"x": ("n", "n")}, dims={"n": 3}),
+    Case("negative", {"x": (3, 3)}, samplers={"x": negative_det}),
+], samplers={"x": well_conditioned})
+spec("logdet", lambda x: sg.logdet(x), torch.logdet, [
+    Case("matrix", {"x": (3, 3)}),
+    Case("symbolic", {"x": ("n", "n")}, dims={"n": 4}),
+    Case("nonsymmetric", {"x": (3, 3)}, samplers={"x": well_conditioned}),
+], samplers={"x": spd})
+spec("logabsdet", lambda x: sg.logabsdet(x), lambda x: torch.linalg.slogdet(x)[1], [
+    Case("matrix", {"x": (3, 3)}),
+    Case("symbolic", {"x": ("n", "n")}, dims={"n": 3}),
+    Case("negative", {"x": (3, 3)}, samplers={"x": negative_det}),
+    Case("slogdet", {"x": (3, 3)}, samplers={"x": negative_det},
+         build=lambda x: sg.slogdet(x)[0] * sg.slogdet(x)[1],
+         ref=lambda x: torch.linalg.slogdet(x)[0] * torch.linalg.slogdet(x)[1]),
+], samplers={"x": well_conditioned})
+spec("solve", lambda a, b: sg.solve(a, b), torch.linalg.solve, [
+    Case("vector", {"a": (3, 3), "b": (3,)}),
+    Case("matrix", {"a": (3, 3), "b": (3, 2)}),
+    Case("symbolic_vector", {"a": ("n", "n"), "b": ("n",)}, dims={"n": 4}),
+    Case("symbolic_matrix", {"a": ("n", "n"), "b": ("n", "k")}, dims={"n": 3, "k": 2}),
+], samplers={"a": well_conditioned})
+
+
+def _torch_norm(x, axis=None, keepdims=False):
+    return torch.linalg.vector_norm(x, dim=axis, keepdim=keepdims)
+
+
+spec("norm", _sg_reduce(sg.norm), _torch_norm, [
+    Case("vector", {"x": (4,)}),
+    Case("frobenius", {"x": (2, 3)}),
+    Case("rows", {"x": (3, 4)}, params={"axis": 1}),
+    Case("columns_keepdims", {"x": (3, 4)}, params={"axis": 0, "keepdims": True}),
+    Case("symbolic", {"x": ("m", "n")}, dims={"m": 2, "n": 3}),
+    Case("symbolic_rows", {"x": ("m", "n")}, dims={"m": 3, "n": 2}, params={"axis": -1}),
+])
+
+# ----- neural-network ops and losses (symgrad/nn.py) -----
+
+spec("softmax", lambda x, axis=-1: sg.softmax(x, axis), lambda x, axis=-1: torch.softmax(x, axis), [
+    Case("vector", {"x": (5,)}),
+    Case("rows", {"x": (3, 4)}),
+    Case("columns", {"x": (3, 4)}, params={"axis": 0}),
+    Case("symbolic", {"x": ("m", "n")}, dims={"m": 2, "n": 5}),
+    Case("large_logits", {"x": (2, 4)}, samplers={"x": lambda s, rng: 800 + 3 * rng.standard_normal(s)}),
+])
+spec("log_softmax", lambda x, axis=-1: sg.log_softmax(x, axis),
+     lambda x, axis=-1: torch.log_softmax(x, axis), [
+         Case("vector", {"x": (5,)}),
+         Case("rows", {"x": (3, 4)}),
+         Case("columns", {"x": (3, 4)}, params={"axis": 0}),
+         Case("symbolic", {"x": ("m", "n")}, dims={"m": 3, "n": 2}),
+         Case("large_logits", {"x": (2, 4)},
+              samplers={"x": lambda s, rng: -900 + 3 * rng.standard_normal(s)}),
+     ])
+
+
+def _torch_logsumexp(x, axis=None, keepdims=False):
+    return torch.logsumexp(x, dim=tuple(range(x.dim())) if axis is None else axis,
+                           keepdim=keepdims)
+
+
+spec("logsumexp", _sg_reduce(sg.logsumexp), _torch_logsumexp, _axis_cases() + [
+    Case("large", {"x": (2, 3)}, params={"axis": 1},
+         samplers={"x": lambda s, rng: 1000 + rng.standard_normal(s)}),
+])
+
+spec("one_hot", lambda t, x: sg.one_hot(t, x.shape[-1]) * x,
+     lambda t, x: torch.nn.functional.one_hot(t.long(), x.shape[-1]).to(x.dtype) * x, [
+         Case("batch", {"t": (4,), "x": (4, 3)}),
+         Case("single", {"t": (), "x": (5,)}),
+         Case("symbolic", {"t": ("N",), "x": ("N", 3)}, dims={"N": 4}),
+     ], samplers={"t": class_indices(3)}, differentiable=False)
+
+
+def _torch_ce(x, t, reduction="mean"):
+    target = t if t.shape == x.shape else t.long()
+    return F.cross_entropy(x, target, reduction=reduction)
+
+
+spec("cross_entropy", lambda x, t, reduction="mean": sg.cross_entropy(x, t, reduction=reduction),
+     _torch_ce, [
+         Case("indices", {"x": (4, 3), "t": (4,)}),
+         Case("indices_sum", {"x": (4, 3), "t": (4,)}, params={"reduction": "sum"}),
+         Case("indices_none", {"x": (4, 3), "t": (4,)}, params={"reduction": "none"}),
+         Case("single", {"x": (3,), "t": ()}),
+         Case("symbolic_indices", {"x": ("N", 3), "t": ("N",)}, dims={"N": 5}),
+         Case("probabilities", {"x": (4, 3), "t": (4, 3)}, samplers={"t": probabilities}),
+         Case("probabilities_none", {"x": (2, 5), "t": (2, 5)}, params={"reduction": "none"},
+              samplers={"t": probabilities}),
+         Case("symbolic_probabilities", {"x": ("N", "C"), "t": ("N", "C")},
+              dims={"N": 3, "C": 4}, samplers={"t": probabilities}),
+         Case("large_logits", {"x": (2, 3), "t": (2,)},
+              samplers={"x": lambda s, rng: 700 * rng.standard_normal(s)}),
+     ], samplers={"t": class_indices(3)})
+
+
+def _loss_cases():
+    return [
+        Case("vector", {"x": (4,), "y": (4,)}),
+        Case("matrix_sum", {"x": (2, 3), "y": (2, 3)}, params={"reduction": "sum"}),
+        Case("matrix_none", {"x": (2, 3), "y": (2, 3)}, params={"reduction": "none"}),
+        Case("scalar", {"x": (), "y": ()}),
+        Case("symbolic", {"x": ("m", "n"), "y": ("m", "n")}, dims={"m": 3, "n": 2}),
+    ]
+
+
+spec("mse_loss", lambda x, y, reduction="mean": sg.mse_loss(x, y, reduction=reduction),
+     lambda x, y, reduction="mean": F.mse_loss(x, y, reduction=reduction), _loss_cases())
+spec("binary_cross_entropy_with_logits",
+     lambda x, y, reduction="mean": sg.binary_cross_entropy_with_logits(x, y, reduction=reduction),
+     lambda x, y, reduction="mean": F.binary_cross_entropy_with_logits(x, y, reduction=reduction),
+     _loss_cases() + [
+         Case("large_logits", {"x": (4,), "y": (4,)},
+              samplers={"x": lambda s, rng: 500 * rng.standard_normal(s),
+                        "y": uniform(0, 1)}),
+     ], samplers={"y": uniform(0, 1)})
+
+# ----- indexing and joining (symgrad/indexing.py) -----
+
+
+def _index_case(cid, shape, key, dims=None):
+    return Case(cid, {"x": shape}, dims=dims or {},
+                build=lambda x: x[key], ref=lambda x: x[key])
+
+
+spec("index", lambda x: x[0], lambda x: x[0], [
+    _index_case("vector_int", (5,), 2),
+    _index_case("vector_negative", (5,), -1),
+    _index_case("vector_slice", (6,), slice(1, 4)),
+    _index_case("vector_step", (7,), slice(None, None, 2)),
+    _index_case("vector_negative_slice", (6,), slice(-3, None)),
+    _index_case("matrix_row", (3, 4), 1),
+    _index_case("matrix_column", (3, 4), (slice(None), 2)),
+    _index_case("matrix_block", (4, 5), (slice(1, None), slice(None, 3))),
+    _index_case("matrix_element", (3, 4), (2, -1)),
+    _index_case("new_axis", (3, 4), (slice(None), None, 1)),
+    _index_case("ellipsis", (2, 3, 4), (Ellipsis, 1)),
+    _index_case("symbolic_tail", ("n",), slice(1, None), dims={"n": 5}),
+    _index_case("symbolic_last_column", ("m", "n"), (slice(None), -1), dims={"m": 3, "n": 4}),
+    _index_case("symbolic_drop_last", ("n",), slice(None, -1), dims={"n": 4}),
+    Case("rosenbrock_shifted", {"x": (6,)},
+         build=lambda x: 100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2,
+         ref=lambda x: 100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2),
+])
+
+
+def _scatter(shape, key):
+    from symgrad.indexing import _normalise, index_scatter
+    entries, _ = _normalise(sg.symbol("_", shape).shape, key)
+
+    def build(g):
+        return index_scatter(g, shape=shape, index=entries)
+
+    def ref(g):
+        out = torch.zeros(shape, dtype=g.dtype)
+        out[key] = g
+        return out
+    return build, ref
+
+
+def _scatter_case(cid, shape, key, gshape):
+    build, ref = _scatter(shape, key)
+    return Case(cid, {"g": gshape}, build=build, ref=ref)
+
+
+spec("index_scatter", lambda g: g, lambda g: g, [
+    _scatter_case("vector_slice", (6,), slice(1, 4), (3,)),
+    _scatter_case("vector_int", (4,), 2, ()),
+    _scatter_case("matrix_column", (3, 4), (slice(None), 1), (3,)),
+    _scatter_case("matrix_block_step", (4, 5), (slice(None, None, 2), slice(1, 4)), (2, 3)),
+])
+
+spec("concat", lambda x, y, axis=0: sg.concatenate([x, y], axis=axis),
+     lambda x, y, axis=0: torch.cat([x, y], dim=axis), [
+         Case("vector", {"x": (3,), "y": (2,)}),
+         Case("matrix_axis0", {"x": (2, 3), "y": (1, 3)}),
+         Case("matrix_axis1", {"x": (2, 3), "y": (2, 2)}, params={"axis": 1}),
+         Case("symbolic", {"x": ("m", "n"), "y": ("k", "n")}, dims={"m": 2, "k": 3, "n": 2}),
+         Case("stack", {"x": (3,), "y": (3,)}, build=lambda x, y: sg.stack([x, y, x * y]),
+              ref=lambda x, y: torch.stack([x, y, x * y])),
+         Case("stack_axis1", {"x": (2, 3), "y": (2, 3)},
+              build=lambda x, y: sg.stack([x, y], axis=1),
+              ref=lambda x, y: torch.stack([x, y], dim=1)),
+     ])

@@ -5,7 +5,8 @@ For each op and shape case (ids like ``tanh-matrix``, ``add-broadcast_2x3_3``):
 * ``test_forward``: the op computes what torch computes (sg ops on NumPy and on torch),
   the traced graph really contains the op, and its symbolic shape is torch's shape;
 * ``test_gradient``: ``sg.check`` of ``sum(op(...) * w_out)`` against ``torch.autograd``
-  on the pure-torch reference, compiled for NumPy and torch, at orders 1 and 2;
+  on the pure-torch reference, compiled for NumPy and torch, at orders 1 and 2 (cases
+  with symbolic dims at two instantiations of the dims);
 * ``test_jvp``: forward mode (``autodiff.forward`` + ``compile_function``) against
   ``torch.func.jvp``;
 * ``test_sympy_diff`` (scalar cases of elementwise ops): symgrad's closed-form gradient
@@ -173,14 +174,19 @@ def test_gradient(spec, case):
             return rng.standard_normal(shape)
         return spec.sampler(case, name)(shape, rng)
 
-    report = sg.check(loss, shapes=shapes, dims=case.dims, order=2, sample=sample,
-                      reference=loss_ref, trials=2, seed=seed_of(spec, case))
-    assert report.wrt == list(shapes)
-    # every gradient and Hessian-vector product was compared, on both backends
-    for name in shapes:
-        for b in ("numpy", "torch"):
-            assert f"d/d{name} [{b}]" in report.max_abs_error
-            assert f"H·v d/d{name} [{b}]" in report.max_abs_error
+    # symbolic dims: the same formulas at two different instantiations of the dims
+    instantiations = [case.dims, {k: v + 1 for k, v in case.dims.items()}] if case.dims \
+        else [{}]
+    for dims in instantiations:
+        report = sg.check(loss, shapes=shapes, dims=dims, order=2, sample=sample,
+                          reference=loss_ref, trials=2, seed=seed_of(spec, case))
+        assert report.wrt == list(shapes)
+        assert report.dims == dims
+        # every gradient and Hessian-vector product was compared, on both backends
+        for name in shapes:
+            for b in ("numpy", "torch"):
+                assert f"d/d{name} [{b}]" in report.max_abs_error
+                assert f"H·v d/d{name} [{b}]" in report.max_abs_error
 
 
 # ----- forward mode against torch.func.jvp -----------------------------------------------
