@@ -94,7 +94,7 @@ def matmul_grad_y(grad, x, y):
     if y.ndim == 1:
         if x.ndim == 2:
             return ops.matmul(ops.transpose(x), grad)
-        return ops.matmul(mT(x), ops.unsqueeze(grad, -1))
+        return ops.squeeze(ops.matmul(mT(x), ops.unsqueeze(grad, -1)), -1)
     return ops.matmul(mT(x), grad)
 
 

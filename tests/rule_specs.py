@@ -119,6 +119,7 @@ def unary_cases(extra=()):
         Case("vector", {"x": (4,)}),
         Case("matrix", {"x": (2, 3)}),
         Case("symbolic", {"x": ("m", "n")}, dims={"m": 3, "n": 2}),
+        Case("batch", {"x": ("B", 2, "n")}, dims={"B": 2, "n": 3}),
         *extra,
     ]
 
@@ -137,6 +138,9 @@ def binary_cases(extra=(), names=("x", "y")):
         Case("symbolic", {a: ("m", "n"), b: ("m", "n")}, dims={"m": 2, "n": 3}),
         Case("symbolic_broadcast", {a: ("m", "n"), b: ("n",)}, dims={"m": 3, "n": 2}),
         Case("symbolic_scalar", {a: (), b: ("n",)}, dims={"n": 5}),
+        Case("batch_2x3x4_3x4", {a: (2, 3, 4), b: (3, 4)}),
+        Case("symbolic_batch", {a: ("B", "m", "n"), b: ("B", 1, "n")},
+             dims={"B": 2, "m": 3, "n": 2}),
         *extra,
     ]
 
@@ -340,6 +344,18 @@ spec("matmul", lambda x, y: sg.matmul(x, y), lambda x, y: torch.matmul(x, y), [
     Case("operator_chain", {"x": (2, 3), "y": (3,)},
          build=lambda x, y: x @ sg.tanh(y) + x @ y,
          ref=lambda x, y: x @ torch.tanh(y) + x @ y),
+    # a leading batch dim
+    Case("batch_batch", {"x": (2, 3, 4), "y": (2, 4, 5)}),
+    Case("batch_matrix", {"x": (2, 3, 4), "y": (4, 2)}),
+    Case("matrix_batch", {"x": (3, 4), "y": (2, 4, 5)}),
+    Case("batch_vector", {"x": (2, 3, 4), "y": (4,)}),
+    Case("vector_batch", {"x": (4,), "y": (2, 4, 3)}),
+    Case("batch_broadcast", {"x": (1, 3, 4), "y": (2, 4, 2)}),
+    Case("symbolic_batch", {"x": ("B", "m", "n"), "y": ("B", "n", "k")},
+         dims={"B": 2, "m": 3, "n": 2, "k": 4}),
+    Case("attention_scores", {"x": (2, 3, 4), "y": (2, 3, 4)},
+         build=lambda x, y: sg.softmax(x @ sg.transpose(y, (0, 2, 1)), -1) @ y,
+         ref=lambda x, y: torch.softmax(x @ y.transpose(1, 2), -1) @ y),
 ])
 
 
