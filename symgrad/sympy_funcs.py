@@ -39,6 +39,10 @@ class sigmoid(Function):
     def _eval_rewrite_as_exp(self, x, **kwargs):
         return 1 / (1 + sympy.exp(-x))
 
+    def _eval_evalf(self, prec):
+        if self.args[0].is_number:
+            return self._eval_rewrite_as_exp(self.args[0])._eval_evalf(prec)
+
     def _eval_is_real(self):
         return self.args[0].is_real
 
@@ -56,6 +60,10 @@ class softplus(Function):
 
     def _eval_rewrite_as_log(self, x, **kwargs):
         return sympy.log(1 + sympy.exp(x))
+
+    def _eval_evalf(self, prec):
+        if self.args[0].is_number:
+            return self._eval_rewrite_as_log(self.args[0])._eval_evalf(prec)
 
     def _eval_is_real(self):
         return self.args[0].is_real
@@ -145,6 +153,9 @@ class StopGradient(Function):
     """x, treated as a constant by differentiation (``detach``)."""
 
     _sympystr = _formula_str
+
+    def _eval_evalf(self, prec):
+        return self.args[0]._eval_evalf(prec)
 
     def _eval_derivative(self, s):
         return S.Zero
