@@ -97,10 +97,30 @@ def scale(c, t):
     return Term("scale", (c, t))
 
 
+def _coefficient(t):
+    """(numeric coefficient, rest) of a term: 2 x -> (2, x), −(c y) -> (−c, y)."""
+    if t.kind == "neg":
+        c, rest = _coefficient(t.args[0])
+        return -c, rest
+    if t.kind == "scale" and is_num(t.args[0]):
+        c, rest = _coefficient(t.args[1])
+        return t.args[0].data * c, rest
+    return sympy.S.One, t
+
+
 def add(a, b):
-    """a + b, with a common right factor taken out: A x + B x = (A + B) x."""
+    """a + b, with a common right factor taken out (A x + B x = (A + B) x) and a common
+    scalar factor too ((1/N) a − (1/N) b = (1/N) (a − b))."""
     if a == b:
         return scale(num(2), a)
+    ca, ra = _coefficient(a)
+    cb, rb = _coefficient(b)
+    if ca == cb and ca != 1 and ca != -1:
+        return scale(num(ca), add(ra, rb))
+    if ca == -cb and ca != 1 and ca != -1:
+        if ca.could_extract_minus_sign():
+            return scale(num(cb), add(rb, Term("neg", (ra,))))
+        return scale(num(ca), add(ra, Term("neg", (rb,))))
     if a.kind == "mm" and b.kind == "mm" and a.args[-1] == b.args[-1]:
         left = lambda t: t.args[0] if len(t.args) == 2 else Term("mm", t.args[:-1])
         return mm(Term("add", (left(a), left(b))), a.args[-1])
@@ -440,7 +460,7 @@ class Renderer:
             return s.name(t.data), ATOM
         if k == "num":
             text = s.number(t.data)
-            atom = (t.data.is_Integer or t.data.is_Float) and t.data >= 0
+            atom = t.data.is_Symbol or (t.data.is_Integer or t.data.is_Float) and t.data >= 0
             return text, ATOM if atom else MUL
         if k == "ones":
             return s.ONES, ATOM
@@ -474,7 +494,7 @@ class Renderer:
         if k == "add":
             parts = []
             terms = list(t.args)
-            if terms[0].kind == "num" and terms[1].kind != "neg":
+            if terms[0].kind in ("num", "neg") and terms[1].kind not in ("num", "neg"):
                 terms = terms[1:] + terms[:1]
             for i, a in enumerate(terms):
                 if a.kind == "neg" and i:
