@@ -22,6 +22,10 @@ from .nn import (binary_cross_entropy_with_logits, cross_entropy, log_softmax, l
 from .indexing import cat, concatenate, stack
 from .rules import Rule, rules
 from .check import CheckReport, check
+from .grad_mode import enable_grad, is_grad_enabled, no_grad
+from .function import Function, FunctionError
+from .graphview import print_graph, to_dot
+from .transforms import Hessian, Jacobian, hessian, hvp, jacobian, jvp, vjp
 
 __version__ = "0.1.0"
 
@@ -29,6 +33,9 @@ __all__ = [
     # tracing and differentiation
     "symbol", "const", "Tensor", "TensorSpec", "grad_fn", "GradFn", "grad", "check",
     "CheckReport", "rules", "Rule",
+    # transforms, custom ops and the graph (torch.func / torch.autograd conventions)
+    "vjp", "jvp", "jacobian", "hessian", "hvp", "Jacobian", "Hessian", "no_grad",
+    "enable_grad", "is_grad_enabled", "Function", "print_graph", "to_dot",
     # ops
     "abs", "acos", "add", "asin", "atan", "broadcast_to", "cast", "clamp", "cos", "cosh", "detach",
     "div", "eq", "erf", "exp", "expm1", "ge", "gt", "le", "log", "log1p", "logical_and",
@@ -49,4 +56,5 @@ __all__ = [
     # errors
     "SymgradError", "ShapeError", "UnsupportedOpError", "NonScalarOutputError",
     "ControlFlowError", "RuleError", "NotDifferentiableError", "ArgumentError", "CheckError",
+    "FunctionError",
 ]

@@ -129,21 +129,38 @@ def _check_scalar(out, what):
             "sg.sum), or use sg.vjp / sg.jacobian for non-scalar outputs")
 
 
-class GradFn:
-    """The gradient of a scalar function as formulas, a program and compiled code."""
+class Block:
+    """One result of a derivative view: its key in ``formulas``, its text and LaTeX
+    labels, its graph node (None for a known zero) and its shape."""
 
-    def __init__(self, name, inputs, wrt, value, grads):
-        self.name = name
-        self.inputs = inputs
-        self.wrt = wrt
-        self.output = value
-        self.grads = grads
-        self._compiled = {}
+    __slots__ = ("key", "label", "latex", "node", "shape")
+
+    def __init__(self, key, label, latex, node, shape):
+        self.key, self.label, self.latex, self.node, self.shape = key, label, latex, node, shape
+
+    @property
+    def filled(self):
+        return self.node if self.node is not None else zeros(self.shape)
+
+
+class DerivativeFn:
+    """The views ``GradFn``, ``sg.jacobian`` and ``sg.hessian`` objects share: derivative
+    graphs as closed-form formulas, text (matrix or NumPy notation), LaTeX, a
+    straight-line program, compiled NumPy/torch functions and their source.
+
+    A subclass sets ``name``, ``inputs`` (the traced parameters, in order), ``output``
+    (the traced value, or None when there are several) and implements ``_blocks()``."""
+
+    _compiled = None
+
+    def _blocks(self):
+        raise NotImplementedError
+
+    def _values(self):
+        """[(label, node)] of the traced value(s) for ``program``."""
+        return [(self.name, self.output)]
 
     # ----- formulas --------------------------------------------------------------------
-    def _label(self, x):
-        return f"d{self.name}/d{x.name}"
-
     @staticmethod
     def _closed(node, shape):
         if node is None:
@@ -152,8 +169,8 @@ class GradFn:
 
     @property
     def formulas(self):
-        """{input name: closed-form SymPy expression of the gradient}."""
-        return {x.name: self._closed(g, x.shape) for x, g in zip(self.wrt, self.grads)}
+        """{key: closed-form SymPy expression} (the key of a gradient is the input name)."""
+        return {b.key: self._closed(b.node, b.shape) for b in self._blocks()}
 
     @property
     def value(self):
@@ -162,13 +179,13 @@ class GradFn:
 
     def _shared(self):
         reserved = {x.name for x in self.inputs}
-        nodes = [g if g is not None else zeros(x.shape) for x, g in zip(self.wrt, self.grads)]
-        return shared_forms(nodes, reserved)
+        return shared_forms([b.filled for b in self._blocks()], reserved)
 
     def _matrix_view(self):
-        """Matrix notation suits any gradient with an array in it; plain SymPy formulas
+        """Matrix notation suits any derivative with an array in it; plain SymPy formulas
         (which SymPy simplifies) suit functions of scalars only."""
-        return any(x.shape for x in self.inputs) or bool(self.output.shape)
+        return any(x.shape for x in self.inputs) or any(
+            v is not None and v.shape for _, v in self._values())
 
     def _notation(self, notation):
         if notation is None:
@@ -179,44 +196,38 @@ class GradFn:
 
     def _rendered(self, style):
         from .matrix_notation import render
-        nodes = [g if g is not None else zeros(x.shape) for x, g in zip(self.wrt, self.grads)]
-        return render(nodes, style, {x.name for x in self.inputs})
+        return render([b.filled for b in self._blocks()], style, {x.name for x in self.inputs})
 
     def __str__(self):
         return self.text()
 
     def text(self, notation=None):
-        """The gradient formulas as text: ``"matrix"`` (textbook: ᵀ, ∘, 𝟙, diag, with
-        shared subterms named t₁, t₂, ...) or ``"numpy"`` (NumPy-style SymPy formulas).
+        """The formulas as text: ``"matrix"`` (textbook: ᵀ, ∘, 𝟙, diag, with shared
+        subterms named t₁, t₂, ...) or ``"numpy"`` (NumPy-style SymPy formulas).
         By default matrix notation whenever arrays are involved."""
+        blocks = self._blocks()
         if self._notation(notation) == "matrix":
             outs, defs = self._rendered("text")
         else:
             exprs, named = self._shared()
             outs = [format_expr(e) for e in exprs]
             defs = [(str(s), format_expr(e)) for s, e, _ in named]
-        lines = [f"{self._label(x)} = {o}{shape_note(x.shape)}" for x, o in zip(self.wrt, outs)]
+        lines = [f"{b.label} = {o}{shape_note(b.shape)}" for b, o in zip(blocks, outs)]
         if defs:
             lines.append("  where")
             lines += [f"    {n} = {d}" for n, d in defs]
         return "\n".join(lines)
 
-    def __repr__(self):
-        args = ", ".join(f"{x.name}: {fmt_shape(x.shape)}" if x.shape else x.name
-                         for x in self.inputs)
-        return f"<GradFn of {self.name}({args}) w.r.t. {', '.join(x.name for x in self.wrt)}>\n{self}"
-
     def latex(self, notation=None):
-        """LaTeX of all gradient formulas (an ``aligned`` block); ``notation`` as in
-        ``text``."""
+        """LaTeX of all formulas (an ``aligned`` block); ``notation`` as in ``text``."""
+        blocks = self._blocks()
         if self._notation(notation) == "matrix":
             outs, defs = self._rendered("latex")
         else:
             exprs, named = self._shared()
             outs = [latex_expr(e) for e in exprs]
             defs = [(latex_expr(s), latex_expr(e)) for s, e, _ in named]
-        rows = [rf"\frac{{\partial {self.name}}}{{\partial {latex_expr(sympy.Symbol(x.name))}}} "
-                rf"&= {o}" for x, o in zip(self.wrt, outs)]
+        rows = [rf"{b.latex} &= {o}" for b, o in zip(blocks, outs)]
         rows += [rf"{n} &= {d}" for n, d in defs]
         return "\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}"
 
@@ -224,19 +235,19 @@ class GradFn:
         return "$$" + self.latex() + "$$"
 
     def program(self):
-        """The straight-line program: forward ops, then gradient ops, one per line."""
-        outputs = [(self.name, self.output)] + [
-            (self._label(x), g) for x, g in zip(self.wrt, self.grads)]
+        """The straight-line program: forward ops, then derivative ops, one per line."""
+        outputs = self._values() + [(b.label, b.node) for b in self._blocks()]
         lines, _ = program_lines(outputs, self.inputs)
         head = f"# inputs: " + ", ".join(
             f"{x.name}{fmt_shape(x.shape) if x.shape else ''}" for x in self.inputs)
         return "\n".join([head] + lines)
 
     def op_counts(self):
-        """(forward ops, forward+gradient ops) of the straight-line program."""
+        """(forward ops, forward+derivative ops) of the straight-line program."""
         from .program import Program
-        fwd = len(Program([self.output], self.inputs).statements)
-        total = len(Program([self.output] + [g for g in self.grads if g is not None],
+        values = [v for _, v in self._values()]
+        fwd = len(Program(values, self.inputs).statements)
+        total = len(Program(values + [b.node for b in self._blocks() if b.node is not None],
                             self.inputs).statements)
         return fwd, total
 
@@ -245,34 +256,44 @@ class GradFn:
         base = self.name if self.name.isidentifier() else "f"
         return f"grad_{base}"
 
+    def _with_value(self, with_value):
+        if not with_value:
+            return None
+        if self.output is None:
+            raise ArgumentError(f"{self.name} has several outputs; with_value=True needs one")
+        return self.output
+
     def compile(self, backend="numpy", with_value=False):
         """A plain function of the same positional arguments as ``f`` returning the tuple
-        of gradients (or ``(value, grads)``), running NumPy or torch code only."""
+        of results (one per block, in order) or ``(value, results)``, running NumPy or
+        torch code only."""
+        if self._compiled is None:
+            self._compiled = {}
         key = (backend, bool(with_value))
         fn = self._compiled.get(key)
         if fn is None:
+            blocks = self._blocks()
             fn = codegen.compile_function(
-                self.grads, self.inputs, backend, self._func_name(),
-                with_value=self.output if with_value else None,
-                zero_shapes=[x.shape for x in self.wrt])
+                [b.node for b in blocks], self.inputs, backend, self._func_name(),
+                with_value=self._with_value(with_value), zero_shapes=[b.shape for b in blocks])
             self._compiled[key] = fn
         return fn
 
     def source(self, backend="numpy", with_value=False):
-        """Standalone Python source of the compiled gradient (imports numpy/torch only)."""
+        """Standalone Python source of the compiled function (imports numpy/torch only)."""
+        blocks = self._blocks()
         src, _ = codegen.build_source(
-            self.grads, self.inputs, backend, self._func_name(),
-            with_value=self.output if with_value else None,
-            zero_shapes=[x.shape for x in self.wrt])
+            [b.node for b in blocks], self.inputs, backend, self._func_name(),
+            with_value=self._with_value(with_value), zero_shapes=[b.shape for b in blocks])
         return src
 
     def explicit(self, simplify=True, **dims):
-        """Per-element closed forms for concrete sizes: {name: SymPy matrix or expr}."""
+        """Per-element closed forms for concrete sizes: {key: SymPy array or expr}."""
         from .shapes import dim_symbol
         bound = {dim_symbol(k): int(v) for k, v in dims.items()}
-        outs = [g if g is not None else zeros(x.shape) for x, g in zip(self.wrt, self.grads)]
-        arrays = _explicit.evaluate(outs, bound)
-        return {x.name: _explicit.to_sympy(a, simplify) for x, a in zip(self.wrt, arrays)}
+        blocks = self._blocks()
+        arrays = _explicit.evaluate([b.filled for b in blocks], bound)
+        return {b.key: _explicit.to_sympy(a, simplify) for b, a in zip(blocks, arrays)}
 
     def explicit_value(self, simplify=True, **dims):
         from .shapes import dim_symbol
@@ -281,8 +302,38 @@ class GradFn:
         return _explicit.to_sympy(arr, simplify)
 
 
-def grad_fn(f, wrt=None, shapes=None):
-    """The gradient function of scalar-valued ``f``: formulas, program, compiled code."""
+class GradFn(DerivativeFn):
+    """The gradient of a scalar function as formulas, a program and compiled code."""
+
+    def __init__(self, name, inputs, wrt, value, grads):
+        self.name = name
+        self.inputs = inputs
+        self.wrt = wrt
+        self.output = value
+        self.grads = grads
+        self._compiled = {}
+
+    def _label(self, x):
+        return f"d{self.name}/d{x.name}"
+
+    def _blocks(self):
+        return [Block(x.name, self._label(x),
+                      rf"\frac{{\partial {self.name}}}{{\partial "
+                      rf"{latex_expr(sympy.Symbol(x.name))}}}", g, x.shape)
+                for x, g in zip(self.wrt, self.grads)]
+
+    def __repr__(self):
+        args = ", ".join(f"{x.name}: {fmt_shape(x.shape)}" if x.shape else x.name
+                         for x in self.inputs)
+        return f"<GradFn of {self.name}({args}) w.r.t. {', '.join(x.name for x in self.wrt)}>\n{self}"
+
+
+def grad_fn(f, wrt=None, shapes=None, loss=None):
+    """The gradient function of scalar-valued ``f``: formulas, program, compiled code.
+    ``f`` may be an ``nn.Module`` (its parameters become symbols, see torch_module);
+    ``loss`` turns the output of ``f`` into a scalar."""
+    from .torch_module import as_function
+    f, shapes, wrt = as_function(f, shapes, loss, wrt)
     name = getattr(f, "__name__", "f")
     if name == "<lambda>":
         name = "f"

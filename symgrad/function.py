@@ -234,17 +234,20 @@ def _check_forward(app, nodes, placeholders):
 def _check_backward(app, grads, placeholders):
     allowed = {id(p) for p in app.saved_ph + app.grad_ph if p is not None}
     forward_ph = {id(p): name for p, name in placeholders}
-    for leaf in _leaf_symbols(grads):
+    leaves = _leaf_symbols(grads)
+    captured = [forward_ph[id(leaf)] for leaf in leaves if id(leaf) in forward_ph]
+    if captured:
+        args = ", ".join(f"'{n}'" for n in captured)
+        raise FunctionError(
+            f"{app.name}.backward uses a value computed in forward from its argument(s) "
+            f"{args} that was not passed to ctx.save_for_backward (kept on ctx or in a "
+            "closure). backward may use only what forward saved, the output gradients and "
+            "constants (seed 002): save the value with ctx.save_for_backward(...); symgrad "
+            "then makes a saved intermediate a hidden output of the op, so gradients of "
+            "gradients stay correct (seed 003)")
+    for leaf in leaves:
         if id(leaf) in allowed:
             continue
-        if id(leaf) in forward_ph:
-            raise FunctionError(
-                f"{app.name}.backward uses a value computed in forward from its argument "
-                f"'{forward_ph[id(leaf)]}' that was not passed to ctx.save_for_backward (kept "
-                "on ctx or in a closure). backward may use only what forward saved, the "
-                "output gradients and constants (seed 002): save the value with "
-                "ctx.save_for_backward(...); symgrad then makes a saved intermediate a hidden "
-                "output of the op, so gradients of gradients stay correct (seed 003)")
         raise FunctionError(
             f"{app.name}.backward uses the Tensor '{leaf.name}' (shape {fmt_shape(leaf.shape)}) "
             f"from outside the Function. Pass it to {app.name}.apply(...) as an argument and "

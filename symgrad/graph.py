@@ -14,6 +14,7 @@ import weakref
 
 import sympy
 
+from . import grad_mode
 from .errors import ControlFlowError, ShapeError
 from .shapes import as_shape, fmt_shape
 
@@ -294,6 +295,8 @@ class Tensor:
 def make(op, inputs, params=()):
     """The node for ``op(inputs; params)``: an existing equal node, a simpler
     equivalent one, or a new node."""
+    if not grad_mode._enabled and op != "detach" and inputs:
+        inputs = tuple(make("detach", (i,)) for i in inputs)  # inside sg.no_grad()
     key = (op, tuple(map(id, inputs)), params)
     node = _interned.get(key)
     if node is not None:

@@ -18,6 +18,9 @@ from .graph import Tensor
 from .shapes import fmt_shape
 
 _NO_GRAD = False  # cached in Tensor._grad_fn: the node carries no gradient
+# PyTorch's names for the first and second input of a backward (``_saved_other`` in
+# seed 001); None when that input is not saved, as in PyTorch.
+TORCH_NAMES = {"_saved_self": 0, "_saved_other": 1}
 
 
 def _camel(op):
@@ -83,6 +86,10 @@ class BackwardNode:
             saved = self.saved
             if name in saved:
                 return saved[name]
+            position = TORCH_NAMES.get(name)
+            rule = self._rule()
+            if position is not None and rule is not None and position < len(rule.inputs):
+                return saved.get(f"_saved_{rule.inputs[position]}")
         raise AttributeError(f"'{self.name()}' has no attribute '{name}'")
 
     def __call__(self, grad):

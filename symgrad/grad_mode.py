@@ -1,0 +1,63 @@
+"""Gradient mode: ``sg.no_grad()`` and ``sg.enable_grad()``, like ``torch.no_grad``.
+
+While gradients are disabled, every node built from symbolic Tensors reads its inputs
+through ``detach``, so the result is a constant for differentiation (its ``grad_fn`` is
+None), as in PyTorch, where results computed under ``no_grad`` do not require grad. The
+switch is one module-level flag read by ``graph.make``. On torch tensors the context
+also enters ``torch.no_grad()``, so a polymorphic function behaves the same on both.
+
+Function transforms (``grad_fn``, ``sg.vjp``, ``sg.jacobian``, ...) trace with gradients
+enabled whatever the outer mode, as ``torch.func`` transforms do.
+"""
+import functools
+import sys
+
+_enabled = True
+
+
+def is_grad_enabled():
+    """False inside ``sg.no_grad()``."""
+    return _enabled
+
+
+class _GradMode:
+    """A context manager and decorator that sets the gradient mode and restores it."""
+
+    mode = True
+
+    def __enter__(self):
+        global _enabled
+        self._prev = _enabled
+        _enabled = self.mode
+        torch = sys.modules.get("torch")
+        self._torch = torch.set_grad_enabled(self.mode) if torch is not None else None
+        if self._torch is not None:
+            self._torch.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        global _enabled
+        _enabled = self._prev
+        if self._torch is not None:
+            self._torch.__exit__(*exc)
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with type(self)():
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+class no_grad(_GradMode):
+    """Inside ``with sg.no_grad():`` results built from symbolic Tensors carry no
+    gradient (as if every input were ``detach``-ed); also usable as a decorator."""
+
+    mode = False
+
+
+class enable_grad(_GradMode):
+    """Gradients enabled again inside ``no_grad`` (``torch.enable_grad``)."""
+
+    mode = True
