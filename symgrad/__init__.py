@@ -14,14 +14,15 @@ from .ops import (abs, acos, add, asin, atan, broadcast_to, cast, clamp, cos, co
                   logical_or, lt, matmul, maximum, mean, minimum, mul, ne, neg, pow, relu,
                   reshape, sigmoid, sign, sin, sinh, softplus, sqrt, square, squeeze,
                   stop_gradient, sub, sum, tan, tanh, transpose, unsqueeze, where)
-from .linalg import (det, diag, diagonal, dot, eye, inv, inverse, logabsdet, logdet, norm,
-                     outer, slogdet, solve, trace)
+from .linalg import (cholesky, det, diag, diagonal, dot, eye, inv, inverse, logabsdet, logdet,
+                     norm, outer, slogdet, solve, trace, tril, triu)
 from .reductions import amax, amin, cumsum, max, min, prod, std, var
 from .nn import (binary_cross_entropy_with_logits, cross_entropy, log_softmax, logsumexp,
                  mse_loss, one_hot, softmax)
 from .indexing import cat, concatenate, stack
 from .rules import Rule, rules
 from .check import CheckReport, check
+from .torch_module import module_function
 from .grad_mode import enable_grad, is_grad_enabled, no_grad
 from .function import Function, FunctionError
 from .graphview import print_graph, to_dot
@@ -44,8 +45,8 @@ __all__ = [
     "square", "squeeze", "stop_gradient", "sub", "sum", "tan", "tanh", "transpose",
     "unsqueeze", "where",
     # linear algebra
-    "det", "diag", "diagonal", "dot", "eye", "inv", "inverse", "logabsdet", "logdet", "norm",
-    "outer", "slogdet", "solve", "trace",
+    "cholesky", "det", "diag", "diagonal", "dot", "eye", "inv", "inverse", "logabsdet",
+    "logdet", "norm", "outer", "slogdet", "solve", "trace", "tril", "triu",
     # reductions
     "amax", "amin", "cumsum", "max", "min", "prod", "std", "var",
     # neural networks

@@ -366,6 +366,15 @@ class NumpyCodePrinter(_ArrayPrinterMixin, NumPyPrinter):
     def _print_EyeOp(self, expr):
         return f"numpy.eye({self._print(expr.args[0])})"
 
+    def _print_CholeskyOp(self, expr):
+        return f"numpy.linalg.cholesky({self._print(expr.args[0])})"
+
+    def _print_TrilOp(self, expr):
+        return f"numpy.tril({self._print(expr.args[0])}, {self._print(expr.args[1])})"
+
+    def _print_TriuOp(self, expr):
+        return f"numpy.triu({self._print(expr.args[0])}, {self._print(expr.args[1])})"
+
     def _print_ConcatOp(self, expr):
         x, y, axis = expr.args
         return f"numpy.concatenate(({self._print(x)}, {self._print(y)}), axis={self._print(axis)})"
@@ -401,7 +410,7 @@ class _TorchPrinting(_ArrayPrinterMixin):
         base, e = expr.args
         if e == 2 or e == -1 or abs(e) == sympy.S.Half:
             return _ArrayPrinterMixin._print_Pow(self, expr)
-        if base.is_number:
+        if base.is_number or all(v.is_integer for v in base.free_symbols):  # dims
             return f"torch.pow(torch.as_tensor({self._print(base)}, dtype=_dt, device=_dev), {self._print(e)})"
         return f"torch.pow({self._print(base)}, {self._print(e)})"
 
@@ -585,6 +594,15 @@ class _TorchPrinting(_ArrayPrinterMixin):
 
     def _print_EyeOp(self, expr):
         return f"torch.eye({self._print(expr.args[0])}, dtype=_dt, device=_dev)"
+
+    def _print_CholeskyOp(self, expr):
+        return self._call("torch.linalg.cholesky", expr)
+
+    def _print_TrilOp(self, expr):
+        return self._call("torch.tril", expr)
+
+    def _print_TriuOp(self, expr):
+        return self._call("torch.triu", expr)
 
     def _print_ConcatOp(self, expr):
         x, y, axis = expr.args
@@ -786,7 +804,7 @@ def build_source(outputs, inputs, backend, func_name="gradient", with_value=None
         body.append(f"_dt, _dev = {names[0]}.dtype, {names[0]}.device" if names
                     else "_dt, _dev = torch.float64, torch.device('cpu')")
         for name, local in prog.array_locals.items():
-            body.append(f"{local} = torch.as_tensor({name}, dtype=_dt, device=_dev)")
+            body.append(f"{local} = torch.as_tensor({name}, dtype=_dt if {name}.is_floating_point() else None, device=_dev)")
     body += _dims_code(inputs, backend)
     scalar_only = backend == "numpy" and all(not x.shape for x in inputs) and all(
         not node.shape for _, node, _ in prog.statements)

@@ -197,6 +197,14 @@ def _apply(node, ins, dims):
         return out
     if op == "inverse":
         return _array(_matrix(x).inv(), x.shape)
+    if op == "cholesky":
+        # (A + Aᵀ)/2: torch's convention, the gradient of a symmetric argument
+        sym = (_matrix(x) + _matrix(x).T) / 2
+        return _array(sym.cholesky(hermitian=False), x.shape)
+    if op in ("tril", "triu"):
+        keep = numpy.tril if op == "tril" else numpy.triu
+        mask = keep(numpy.ones(x.shape, dtype=bool), a["k"])
+        return numpy.where(mask, x, sympy.S.Zero)
     if op == "det":
         return _matrix(x).det()
     if op == "logdet":

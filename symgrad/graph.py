@@ -10,6 +10,7 @@ for its operands (what the printers and code generator use), and ``expr`` compos
 along the DAG into a closed form, iteratively, so deep graphs never recurse.
 """
 import atexit
+import math
 import weakref
 
 import sympy
@@ -334,11 +335,28 @@ def const(value, shape=()):
     if isinstance(value, bool) or value is sympy.true or value is sympy.false:
         return leaf("const", (("value", sympy.true if value else sympy.false), ("shape", shape)),
                     shape, "bool")
-    if isinstance(value, float):
-        value = sympy.Float(value)
-    elif not isinstance(value, sympy.Basic):
-        value = sympy.sympify(value)
-    return leaf("const", (("value", value), ("shape", shape)), shape)
+    return leaf("const", (("value", number(value)), ("shape", shape)), shape)
+
+
+def number(value):
+    """A constant as SymPy keeps it. Integral floats become Integers: SymPy's
+    ``Float(1.0) == 1`` is False, and x*1.0, x + 0.0, 2.0*0.5 must simplify like x*1."""
+    if isinstance(value, sympy.Basic):
+        if not value.is_Float:
+            return value
+        value = float(value)
+    elif isinstance(value, int) or getattr(value, "dtype", None) is not None \
+            and value.dtype.kind in "iu":
+        return sympy.Integer(int(value))
+    elif isinstance(value, float) or getattr(value, "dtype", None) is not None \
+            and value.dtype.kind == "f":
+        value = float(value)
+    else:
+        raise TypeError(f"a constant must be a number or a SymPy expression, got "
+                        f"{type(value).__name__}")
+    if math.isfinite(value) and value == int(value) and abs(value) < 2 ** 53:
+        return sympy.Integer(int(value))
+    return sympy.Float(value)
 
 
 def zeros(shape):

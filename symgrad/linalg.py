@@ -1,5 +1,5 @@
 """Linear-algebra ops: dot, outer, trace, diagonal/diag, eye, inverse, det, logdet,
-slogdet, solve and the 2-norm. Like every op, each is polymorphic (records a node on
+slogdet, solve, cholesky, tril/triu and the 2-norm. Like every op, each is polymorphic (records a node on
 symbolic Tensors, computes on numbers, arrays and tensors); derivatives live in
 rules/linalg.yaml.
 """
@@ -58,6 +58,18 @@ def _solve_shape(op, shapes, attrs):
     return b
 
 
+def _matrix_shape(op, shapes, attrs):
+    if len(shapes[0]) != 2:
+        raise ShapeError(f"{op}: expects a matrix, got shape {fmt_shape(shapes[0])}")
+    return shapes[0]
+
+
+def _band_params(op, shapes, k=0):
+    if not isinstance(k, int) or isinstance(k, bool):
+        raise TypeError(f"{op}: the diagonal offset k must be an int, got {k!r}")
+    return (("k", k),)
+
+
 defop("dot", 2, lambda attrs, x, y: sf.DotOp(x, y), shape=_dot_shape)
 defop("outer", 2, lambda attrs, x, y: sf.OuterOp(x, y), shape=_outer_shape)
 defop("trace", 1, lambda attrs, x: sf.TraceOp(x), shape=_square_to(lambda s: ()))
@@ -68,6 +80,11 @@ defop("det", 1, lambda attrs, x: sf.DetOp(x), shape=_square_to(lambda s: ()))
 defop("logdet", 1, lambda attrs, x: sf.LogdetOp(x), shape=_square_to(lambda s: ()))
 defop("logabsdet", 1, lambda attrs, x: sf.LogAbsDetOp(x), shape=_square_to(lambda s: ()))
 defop("solve", 2, lambda attrs, a, b: sf.SolveOp(a, b), shape=_solve_shape)
+defop("cholesky", 1, lambda attrs, x: sf.CholeskyOp(x), shape=_square_to(lambda s: s))
+defop("tril", 1, lambda attrs, x: sf.TrilOp(x, sympy.Integer(attrs["k"])),
+      shape=_matrix_shape, params=_band_params)
+defop("triu", 1, lambda attrs, x: sf.TriuOp(x, sympy.Integer(attrs["k"])),
+      shape=_matrix_shape, params=_band_params)
 defop("norm", 1, _reduce_expr(sf.NormOp), shape=_reduce_shape, params=_reduce_params)
 defop("eye", 0, lambda attrs: sf.EyeOp(sympy.sympify(attrs["n"])),
       shape=lambda op, s, a: (a["n"], a["n"]))
@@ -130,6 +147,22 @@ def logabsdet(x):
 def solve(a, b):
     """A⁻¹B without forming the inverse."""
     return apply("solve", a, b)
+
+
+def cholesky(x):
+    """The lower-triangular L with L Lᵀ = x, for a symmetric positive-definite x (like
+    ``torch.linalg.cholesky``, whose gradient treats x as symmetric)."""
+    return apply("cholesky", x)
+
+
+def tril(x, k=0):
+    """x with the elements above the k-th diagonal zeroed (``torch.tril``)."""
+    return apply("tril", x, k=k)
+
+
+def triu(x, k=0):
+    """x with the elements below the k-th diagonal zeroed (``torch.triu``)."""
+    return apply("triu", x, k=k)
 
 
 def norm(x, axis=None, keepdims=False):

@@ -62,25 +62,51 @@ def T(t):
     return Term("T", (t,))
 
 
+def _scalars_and_factors(f):
+    """A factor of a product as (scalars, matrix factors): −(2 A B) gives ([−1, 2], [A, B])."""
+    if f.kind == "neg":
+        c, fs = _scalars_and_factors(f.args[0])
+        return [num(-1)] + c, fs
+    if f.kind == "scale":
+        c, fs = _scalars_and_factors(f.args[1])
+        return [f.args[0]] + c, fs
+    if f.kind == "mm":
+        return [], list(f.args)
+    if f.kind == "eye":
+        return [], []
+    return [], [f]
+
+
+def inv(t):
+    """The inverse of ``t``, with (Aᵀ)⁻¹ written (A⁻¹)ᵀ so transposes can cancel."""
+    if t.kind == "T":
+        return T(Term("inv", (t.args[0],)))
+    return Term("inv", (t,))
+
+
 def mm(*factors):
-    """A matrix product, flattened, with scalar factors pulled to the front."""
-    out, scalars = [], []
+    """A matrix product, flattened, with scalar factors (signs too) pulled to the front."""
+    out, found = [], []
     for f in factors:
-        if f.kind == "mm":
-            out.extend(f.args)
-        elif f.kind == "scale":
-            scalars.append(f.args[0])
-            out.extend(f.args[1].args if f.args[1].kind == "mm" else (f.args[1],))
-        elif f.kind == "eye":
-            continue
+        c, fs = _scalars_and_factors(f)
+        found += c
+        out += fs
+    value = sympy.S.One
+    scalars = []
+    for c in found:
+        if is_num(c):
+            value *= c.data
         else:
-            out.append(f)
+            scalars.append(c)
+    negative = value.is_number and value.is_negative
+    if value != 1:
+        scalars.insert(0, num(-value if negative else value))
     if not out:
         out = [EYE]
     term = out[0] if len(out) == 1 else Term("mm", tuple(out))
     for c in reversed(scalars):
         term = scale(c, term)
-    return term
+    return Term("neg", (term,)) if negative else term
 
 
 def scale(c, t):
@@ -240,13 +266,15 @@ class Reader:
         if op == "outer":
             return mm(x[0], T(x[1]))
         if op == "inverse":
-            return Term("inv", (x[0],))
+            return inv(x[0])
         if op == "solve":
-            return mm(Term("inv", (x[0],)), x[1])
+            return mm(inv(x[0]), x[1])
         if op in ("diag", "diagonal"):
             return Term("diag", (x[0],))
         if op == "trace":
             return fn("tr", x[0])
+        if op == "cholesky":
+            return fn("chol", x[0])
         if op == "det":
             return fn("det", x[0])
         if op == "logdet":

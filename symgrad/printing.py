@@ -192,6 +192,17 @@ class FormulaPrinter(StrPrinter):
     def _print_EyeOp(self, expr):
         return self._call("eye", *expr.args)
 
+    def _print_CholeskyOp(self, expr):
+        return self._call("cholesky", *expr.args)
+
+    def _print_TrilOp(self, expr):
+        x, k = expr.args
+        return self._call("tril", x) if k == 0 else self._call("tril", x, k=self._print(k))
+
+    def _print_TriuOp(self, expr):
+        x, k = expr.args
+        return self._call("triu", x) if k == 0 else self._call("triu", x, k=self._print(k))
+
     def _index_text(self, index):
         items = []
         for e in index:
@@ -388,6 +399,15 @@ class FormulaLatexPrinter(LatexPrinter):
 
     def _print_EyeOp(self, expr):
         return rf"I_{{{self._print(expr.args[0])}}}"
+
+    def _print_CholeskyOp(self, expr):
+        return self._op("chol", expr.args[0])
+
+    def _print_TrilOp(self, expr):
+        return self._op("tril", expr.args[0], sub=None if expr.args[1] == 0 else self._print(expr.args[1]))
+
+    def _print_TriuOp(self, expr):
+        return self._op("triu", expr.args[0], sub=None if expr.args[1] == 0 else self._print(expr.args[1]))
 
     def _print_IndexOp(self, expr):
         x, index = expr.args

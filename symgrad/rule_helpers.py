@@ -12,7 +12,7 @@ from .shapes import numel
 
 __all__ = ["expand_reduced", "count", "sum_to", "shape_of", "inverse_permutation",
            "matmul_grad_x", "matmul_grad_y", "clamp_mask", "outer", "eye_like", "mT",
-           "solve_grad_a", "norm_grad", "extremum_mask", "prod_others", "reverse_cumsum",
+           "solve_grad_a", "norm_grad", "tril_half", "cholesky_grad", "extremum_mask", "prod_others", "reverse_cumsum",
            "centered", "loss_grad", "cross_entropy_grad", "cross_entropy_target_grad",
            "cross_entropy_jvp", "concat_grad_x", "concat_grad_y", "amax_mask", "max_mask",
            "mse_loss_jvp", "bce_jvp"]
@@ -120,6 +120,22 @@ def solve_grad_a(grad, a, result):
     if result.ndim == 1:
         return -outer(g, result)
     return -ops.matmul(g, ops.transpose(result))
+
+
+def tril_half(x):
+    """The lower triangle of x with its diagonal halved: Φ in the Cholesky derivative."""
+    from .linalg import diag, diagonal, tril
+    return tril(x, k=-1) + 0.5 * diag(diagonal(x))
+
+
+def cholesky_grad(grad, result):
+    """d cholesky(A)/dA applied to ``grad`` (torch's convention: A symmetric, the
+    gradient symmetrised): S = L⁻ᵀ Φ(Lᵀ Ḡ) L⁻¹, then (S + Sᵀ)/2."""
+    from .linalg import solve
+    lt = ops.transpose(result)
+    left = solve(lt, tril_half(ops.matmul(lt, grad)))
+    s = ops.transpose(solve(lt, ops.transpose(left)))
+    return 0.5 * (s + ops.transpose(s))
 
 
 def norm_grad(grad, x, result, axis, keepdims):

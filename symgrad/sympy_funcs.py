@@ -265,6 +265,18 @@ class SolveOp(ArrayOp):
     is_commutative = False
 
 
+class CholeskyOp(ArrayOp):
+    """cholesky(A) = L, lower triangular with L Lᵀ = A."""
+
+
+class TrilOp(ArrayOp):
+    """tril(X, k): X with the elements above the k-th diagonal set to 0."""
+
+
+class TriuOp(ArrayOp):
+    """triu(X, k): X with the elements below the k-th diagonal set to 0."""
+
+
 class NormOp(ArrayOp):
     """norm(x, axes, keepdims, full): the 2-norm (Frobenius norm for matrices)."""
 

@@ -766,3 +766,21 @@ spec("concat", lambda x, y, axis=0: sg.concatenate([x, y], axis=axis),
               build=lambda x, y: sg.stack([x, y], axis=1),
               ref=lambda x, y: torch.stack([x, y], dim=1)),
      ])
+
+spec("cholesky", lambda x: sg.cholesky(x), torch.linalg.cholesky, [
+    Case("matrix", {"x": (3, 3)}),
+    Case("symbolic", {"x": ("n", "n")}, dims={"n": 2}),
+    Case("gaussian_nll", {"x": (3, 3), "y": (3,)},
+         build=lambda x, y: sg.sum(sg.log(sg.diagonal(sg.cholesky(x))))
+         + 0.5 * sg.sum(sg.solve(sg.cholesky(x), y) ** 2),
+         ref=lambda x, y: torch.log(torch.diagonal(torch.linalg.cholesky(x))).sum()
+         + 0.5 * (torch.linalg.solve(torch.linalg.cholesky(x), y) ** 2).sum()),
+], samplers={"x": spd})
+for _name, _sg_band, _t_band in (("tril", sg.tril, torch.tril), ("triu", sg.triu, torch.triu)):
+    spec(_name, (lambda f: lambda x, k=0: f(x, k=k))(_sg_band),
+         (lambda f: lambda x, k=0: f(x, k))(_t_band), [
+             Case("square", {"x": (3, 3)}),
+             Case("wide_k1", {"x": (3, 4)}, params={"k": 1}),
+             Case("tall_k-1", {"x": (4, 3)}, params={"k": -1}),
+             Case("symbolic", {"x": ("m", "n")}, dims={"m": 3, "n": 2}),
+         ])
