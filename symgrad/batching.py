@@ -229,7 +229,8 @@ RULES.update({"index": _index, "index_scatter": _index_scatter, "dot": _dot, "ou
 _placeholders = itertools.count()
 
 
-def _placeholder(kind, shape):
+def placeholder(kind, shape):
+    """A fresh symbol standing for a tangent, cotangent or primal while tracing."""
     return symbol(f"_{kind}{next(_placeholders)}", shape)
 
 
@@ -256,7 +257,7 @@ def jacrev(outputs, wrt):
         if not out.shape:
             blocks.append(backward([out], [const(1)], wrt))
             continue
-        ct = _placeholder("ct", out.shape)
+        ct = placeholder("ct", out.shape)
         grads = backward([out], [ct], wrt)
         live = [g for g in grads if g is not None]
         rows = iter(batch(live, {id(ct): basis(out.shape)}, numel(out.shape)))
@@ -280,7 +281,7 @@ def jacfwd(outputs, wrt):
         if not x.shape:
             cols.append(forward(outputs, [x], [const(1)]))
             continue
-        t = _placeholder("tan", x.shape)
+        t = placeholder("tan", x.shape)
         tangents = forward(outputs, [x], [t])
         live = [v for v in tangents if v is not None]
         batched = iter(batch(live, {id(t): basis(x.shape)}, numel(x.shape)))

@@ -25,7 +25,7 @@ import numpy
 from . import codegen, grad_mode
 from .api import Block, DerivativeFn, make_inputs, parameters, resolve_wrt
 from .autodiff import backward, forward
-from .batching import jacfwd, jacobian_blocks, jacrev, _placeholder
+from .batching import jacfwd, jacobian_blocks, jacrev, placeholder, reverse_is_cheaper
 from .errors import NonScalarOutputError, ShapeError, SymgradError
 from .function import substitute
 from .graph import Tensor, const, symbol, zeros
@@ -34,6 +34,10 @@ from .printing import latex_expr
 from .shapes import fmt_shape, shapes_equal
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "Jacobian", "Hessian"]
+
+# Transforms build derivative graphs with gradients enabled whatever the outer mode, as
+# torch.func's do: under sg.no_grad every node would be detached and every derivative 0.
+_grad_enabled = grad_mode.enable_grad()
 
 
 # ----- output structures (tuples, lists and dicts of values) -------------------------------
@@ -98,7 +102,7 @@ class Primals:
                 raise SymgradError(
                     f"{what}: primal {i} ({names[i]}) is a {type(v).__name__}; pass numbers, "
                     "NumPy arrays, torch tensors or symbolic Tensors (sg.symbol)")
-        self.placeholders = [_placeholder(f"p_{n}_", _shape_of(v))
+        self.placeholders = [placeholder(f"p_{n}_", _shape_of(v))
                              for n, v in zip(names, self.values)]
         self.names = names
         torch = _torch()
@@ -112,8 +116,7 @@ class Primals:
 
     def trace(self, f, has_aux=False):
         """f on the placeholders: (flat output Tensors, output spec, aux)."""
-        with grad_mode.enable_grad():
-            out = f(*self.placeholders)
+        out = f(*self.placeholders)
         aux = None
         if has_aux:
             if not isinstance(out, (tuple, list)) or len(out) != 2:
@@ -187,7 +190,7 @@ def _param_names(f, n):
     return [names[i] if i < len(names) else f"arg{i}" for i in range(n)]
 
 
-def _as_tuple(x, what, name):
+def _as_tuple(x):
     if isinstance(x, (tuple, list)):
         return list(x), True
     return [x], False
@@ -222,6 +225,7 @@ def _no_primals(what, kind):
 
 # ----- vjp and jvp ---------------------------------------------------------------------------
 
+@_grad_enabled
 def vjp(f, *primals, has_aux=False):
     """``(output, vjp_fn)`` like ``torch.func.vjp``: ``vjp_fn(cotangents)`` returns one
     gradient per primal (a tuple), for cotangents shaped like the output (a tuple of them
@@ -231,10 +235,11 @@ def vjp(f, *primals, has_aux=False):
     p = Primals(f, "sg.vjp", primals)
     outs, spec, aux = p.trace(f, has_aux)
     out_values = unflatten(spec, p.results(outs, [o.shape for o in outs]))
-    cts = [_placeholder("ct", o.shape) for o in outs]
+    cts = [placeholder("ct", o.shape) for o in outs]
     grads = backward(outs, cts, p.placeholders)
     shapes = [x.shape for x in p.placeholders]
 
+    @_grad_enabled
     def vjp_fn(cotangents):
         flat, cspec = flatten(cotangents)
         if cspec != spec and not (spec is None and len(flat) == 1):
@@ -248,13 +253,14 @@ def vjp(f, *primals, has_aux=False):
     return result + (_aux(p, aux),) if has_aux else result
 
 
+@_grad_enabled
 def jvp(f, primals, tangents, *, strict=False, has_aux=False):
     """``(output, tangent_out)`` like ``torch.func.jvp``: the Jacobian of ``f`` at
     ``primals`` times ``tangents`` (tuples, one tangent per primal, of its shape), by one
     forward sweep with the rules' JVP formulas. With ``has_aux``: ``(output, tangent_out,
     aux)``. ``strict`` is accepted for compatibility."""
-    prim, _ = _as_tuple(primals, "primals", "sg.jvp")
-    tans, _ = _as_tuple(tangents, "tangents", "sg.jvp")
+    prim, _ = _as_tuple(primals)
+    tans, _ = _as_tuple(tangents)
     if not prim:
         _no_primals("sg.jvp", "jacobian")
     p = Primals(f, "sg.jvp", prim)
@@ -263,7 +269,7 @@ def jvp(f, primals, tangents, *, strict=False, has_aux=False):
                            "one tangent per primal, of its shape")
     p.check_like(tans, "tangents", [x.shape for x in p.placeholders])
     outs, spec, aux = p.trace(f, has_aux)
-    tph = [_placeholder("tan", x.shape) for x in p.placeholders]
+    tph = [placeholder("tan", x.shape) for x in p.placeholders]
     touts = forward(outs, p.placeholders, tph)
     shapes = [o.shape for o in outs]
     values = p.results(outs + touts, shapes + shapes, tph, tans)
@@ -285,8 +291,9 @@ def _aux(p, aux):
 
 # ----- Jacobians and Hessians at primals ----------------------------------------------------
 
+@_grad_enabled
 def jacobian(f, *primals, argnums=None, wrt=None, shapes=None, mode="auto", has_aux=False):
-    """The Jacobian of ``f``. With primals (``torch.func.jacobian(f, argnums)(*primals)``):
+    """The Jacobian of ``f``. With primals (``torch.func.jacrev(f, argnums)(*primals)``):
     for each output, the Jacobian w.r.t. ``primals[argnums]`` (shape output + input; a
     tuple of them when ``argnums`` is a tuple), as the primals' kind of value. Without
     primals: a ``Jacobian`` object of ``f`` traced on symbols shaped by ``shapes`` (or
@@ -324,6 +331,7 @@ def _hessian_blocks(outs, xs):
     return h
 
 
+@_grad_enabled
 def hessian(f, *primals, argnums=None, wrt=None, shapes=None, has_aux=False):
     """The Hessian of ``f``, forward over reverse (``torch.func.hessian``). With primals:
     for each output, the Hessian w.r.t. ``primals[argnums]`` (shape output + input +
@@ -351,12 +359,13 @@ def hessian(f, *primals, argnums=None, wrt=None, shapes=None, has_aux=False):
     return (result, _aux(p, aux)) if has_aux else result
 
 
+@_grad_enabled
 def hvp(f, primals, tangents):
     """``(output, hvp)`` like ``torch.autograd.functional.hvp``: the Hessian of scalar
     ``f`` at ``primals`` times ``tangents``, one result per primal (a tuple when the
     primals are), by a forward sweep over the reverse-mode gradient."""
-    prim, is_tuple = _as_tuple(primals, "primals", "sg.hvp")
-    tans, _ = _as_tuple(tangents, "tangents", "sg.hvp")
+    prim, is_tuple = _as_tuple(primals)
+    tans, _ = _as_tuple(tangents)
     if not prim:
         _no_primals("sg.hvp", "hessian")
     p = Primals(f, "sg.hvp", prim)
@@ -372,7 +381,7 @@ def hvp(f, primals, tangents):
                                    "a sg.vjp, for non-scalar outputs")
     grads = backward(outs, [const(1)], p.placeholders)
     live = [g for g in grads if g is not None]
-    tph = [_placeholder("tan", x.shape) for x in p.placeholders]
+    tph = [placeholder("tan", x.shape) for x in p.placeholders]
     hv = iter(forward(live, p.placeholders, tph))
     nodes = [None if g is None else next(hv) for g in grads]
     shapes = [x.shape for x in p.placeholders]
@@ -406,8 +415,7 @@ class _Transformed(DerivativeFn):
         name = getattr(f, "__name__", "f")
         self.name = "f" if name == "<lambda>" else name
         self.inputs = make_inputs(f, shapes)
-        with grad_mode.enable_grad():
-            out = f(*self.inputs)
+        out = f(*self.inputs)
         if has_aux:
             out = out[0]
         leaves, self.spec = flatten(out)
@@ -469,8 +477,11 @@ class Jacobian(_Transformed):
     compiled code (``sg.jacobian(f, shapes=...)``). Block ``d f/d x`` has shape
     ``f.shape + x.shape``; ``compile`` returns one block per (output, wrt) pair."""
 
+    @_grad_enabled
     def __init__(self, f, wrt=None, shapes=None, mode="auto", has_aux=False):
         super().__init__(f, wrt, shapes, has_aux)
+        if mode == "auto":
+            mode = "reverse" if reverse_is_cheaper(self.outputs, self.wrt) else "forward"
         self.mode = mode
         self.blocks = jacobian_blocks(self.outputs, self.wrt, mode)
 
@@ -500,6 +511,7 @@ class Hessian(_Transformed):
     ``d²f/dx dy`` has shape ``f.shape + x.shape + y.shape``; the Hessian of a scalar
     function of a vector prints as a matrix formula (``Wᵀ diag(…) W``)."""
 
+    @_grad_enabled
     def __init__(self, f, wrt=None, shapes=None, has_aux=False):
         super().__init__(f, wrt, shapes, has_aux)
         self.blocks = _hessian_blocks(self.outputs, self.wrt)
