@@ -84,28 +84,6 @@ def inv(t):
     return Term("inv", (t,))
 
 
-def _scalars_and_factors(f):
-    """A factor of a product as (scalars, matrix factors): −(2 A B) gives ([−1, 2], [A, B])."""
-    if f.kind == "neg":
-        c, fs = _scalars_and_factors(f.args[0])
-        return [num(-1)] + c, fs
-    if f.kind == "scale":
-        c, fs = _scalars_and_factors(f.args[1])
-        return [f.args[0]] + c, fs
-    if f.kind == "mm":
-        return [], list(f.args)
-    if f.kind == "eye":
-        return [], []
-    return [], [f]
-
-
-def inv(t):
-    """The inverse of ``t``, with (Aᵀ)⁻¹ written (A⁻¹)ᵀ so transposes can cancel."""
-    if t.kind == "T":
-        return T(Term("inv", (t.args[0],)))
-    return Term("inv", (t,))
-
-
 def mm(*factors):
     """A matrix product, flattened, with scalar factors (signs too) pulled to the front."""
     out, found = [], []
