@@ -34,6 +34,8 @@ __all__ = [
     # tracing and differentiation
     "symbol", "const", "Tensor", "TensorSpec", "grad_fn", "GradFn", "grad", "check",
     "CheckReport", "rules", "Rule",
+    # PyTorch front end
+    "module_function",
     # transforms, custom ops and the graph (torch.func / torch.autograd conventions)
     "vjp", "jvp", "jacobian", "hessian", "hvp", "Jacobian", "Hessian", "no_grad",
     "enable_grad", "is_grad_enabled", "Function", "print_graph", "to_dot",

@@ -97,12 +97,13 @@ def _compare(ours, ref, label, report, rtol, atol, raise_on_mismatch=True):
 
 def check(f, shapes=None, dims=None, order=2, wrt=None, trials=3, seed=0, rtol=1e-7,
           atol=1e-9, sample=None, backends=("numpy", "torch"), reference=None,
-          raise_on_mismatch=True):
+          raise_on_mismatch=True, loss=None):
     """Compare symgrad's compiled gradients of ``f`` with torch.autograd.
 
     ``dims`` gives sizes to symbolic dims (others get small distinct sizes); ``sample``
     (name, shape, rng) -> array draws inputs (default standard normal); ``reference`` is
-    the function torch runs (default ``f``). Returns a ``CheckReport``; raises
+    the function torch runs (default ``f``; for an ``nn.Module``, the real module run
+    through torch.func.functional_call, then ``loss``). Returns a ``CheckReport``; raises
     ``CheckError`` on the first mismatch, or with ``raise_on_mismatch=False`` records
     every mismatch in ``report.failures`` (``report.ok`` is then False).
     """
@@ -112,7 +113,9 @@ def check(f, shapes=None, dims=None, order=2, wrt=None, trials=3, seed=0, rtol=1
     from .autodiff import backward
     from .codegen import compile_function
     from .graph import const, symbol
+    from .torch_module import as_function
 
+    f, shapes, wrt = as_function(f, shapes, loss, wrt)
     g = grad_fn(f, wrt=wrt, shapes=shapes)
     sizes = _default_dims(g.inputs, dims)
     reference = reference or f
@@ -150,8 +153,8 @@ def check(f, shapes=None, dims=None, order=2, wrt=None, trials=3, seed=0, rtol=1
             ours = fn(*call_args)
             for x, o, r in zip(g.wrt, ours, ref):
                 o = o.detach().numpy() if b == "torch" else o
-                _compare(o, r.detach().numpy(), f"d/d{x.name} [{b}]", report, rtol, atol,
-                         raise_on_mismatch)
+                _compare(o, r.detach().numpy(force=True), f"d/d{x.name} [{b}]", report, rtol,
+                         atol, raise_on_mismatch)
         if hvp is None:
             continue
         vs_np = [rng.standard_normal(_concrete(x.shape, sizes)) for x in g.wrt]
@@ -170,6 +173,6 @@ def check(f, shapes=None, dims=None, order=2, wrt=None, trials=3, seed=0, rtol=1
                 ours2 = fn(*([torch.tensor(a, dtype=torch.float64) for a in args] + vt))
             for x, o, r in zip(g.wrt, ours2, ref2):
                 o = o.detach().numpy() if b == "torch" else o
-                _compare(o, r.detach().numpy(), f"H·v d/d{x.name} [{b}]", report, rtol, atol,
-                         raise_on_mismatch)
+                _compare(o, r.detach().numpy(force=True), f"H·v d/d{x.name} [{b}]", report, rtol,
+                         atol, raise_on_mismatch)
     return report

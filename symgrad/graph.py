@@ -69,6 +69,13 @@ class Tensor:
         return grad_fn(self)
 
     @property
+    def requires_grad(self):
+        """True when this value depends differentiably on a symbol (PyTorch's flag):
+        False for constants, comparisons, detached values and values made in no_grad."""
+        from .graphview import requires_grad
+        return requires_grad(self)
+
+    @property
     def is_const(self):
         return self.op == "const"
 
@@ -150,6 +157,17 @@ class Tensor:
             f"numpy.{name} was called on a symbolic Tensor; NumPy functions cannot be "
             f"traced. Use {hint} instead, or add a rule for the op under rules/")
 
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """torch functions meeting a symbolic Tensor trace as sg ops (torch_frontend)."""
+        from .torch_frontend import dispatch
+        return dispatch(func, types, args, kwargs)
+
+    def __getattr__(self, name):
+        """torch.Tensor methods and properties not defined here (``x.view``, ``x.mT``)."""
+        from .torch_frontend import tensor_attribute
+        return tensor_attribute(self, name)
+
     def __len__(self):
         if not self.shape:
             raise TypeError("len() of a 0-d Tensor")
@@ -218,6 +236,9 @@ class Tensor:
         return _ops.unsqueeze(self, axis)
 
     def transpose(self, *axes):
+        if len(axes) == 2 and all(isinstance(a, int) for a in axes):  # torch's (dim0, dim1)
+            from .torch_frontend import swap_axes
+            return swap_axes(self, *axes)
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = tuple(axes[0])
         return _ops.transpose(self, axes or None)
