@@ -12,6 +12,7 @@ import sympy
 from . import codegen, explicit as _explicit
 from .autodiff import backward
 from .errors import ArgumentError, NonScalarOutputError, ShapeError, SymgradError
+from .grad_mode import enable_grad
 from .graph import Tensor, const, symbol, zeros
 from .ops import as_tensor
 from .printing import (format_expr, latex_expr, program_lines, shape_note, shared_forms)
@@ -328,6 +329,7 @@ class GradFn(DerivativeFn):
         return f"<GradFn of {self.name}({args}) w.r.t. {', '.join(x.name for x in self.wrt)}>\n{self}"
 
 
+@enable_grad()  # a transform: under sg.no_grad its trace would carry no gradient
 def grad_fn(f, wrt=None, shapes=None, loss=None):
     """The gradient function of scalar-valued ``f``: formulas, program, compiled code.
     ``f`` may be an ``nn.Module`` (its parameters become symbols, see torch_module);

@@ -572,6 +572,21 @@ def test_transforms_inside_no_grad_still_differentiate():
     close(H, torch.diag(-torch.sin(x)))
 
 
+def test_requires_grad_like_torch():
+    x = sg.symbol("x", (2, 2))
+    with sg.no_grad():
+        y = x * 2
+    assert x.requires_grad and (x + 2).requires_grad
+    assert not y.requires_grad and not x.detach().requires_grad
+    assert not (x > 0).requires_grad and not sg.const(1.0).requires_grad
+
+
+def test_grad_fn_inside_no_grad_still_differentiates():
+    with sg.no_grad():
+        g = sg.grad_fn(lambda x: x ** 3)
+    assert g.compile("numpy")(2.0)[0] == pytest.approx(12.0)
+
+
 @pytest.mark.parametrize("stop", [sg.detach, sg.stop_gradient, lambda x: x.detach()])
 def test_detach_matches_torch(stop):
     x = sg.symbol("x", (3,))
