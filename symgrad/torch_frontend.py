@@ -7,12 +7,15 @@ the left of an operator: ``t @ x``) calls ``dispatch`` here instead of computing
 dotted names to handlers written with sg ops under torch's own parameter names
 (``input``, ``dim``, ``keepdim``), so the recorded graph holds only ops with rules in
 ``rules/`` and every gradient comes from those rules. Functions without a rule of their
-own (gelu, silu, layer_norm, scaled_dot_product_attention, ...) are compositions.
+own (einsum, gelu, silu, layer_norm, scaled_dot_product_attention, ...) are compositions.
+This module maps ``torch.*`` and ``torch.Tensor``; ``torch_nn`` maps
+``torch.nn.functional``. Torch tensors among the arguments arrive as constant nodes.
 
 Methods: ``x.view(...)`` on a symbolic Tensor finds no such method on ``sg.Tensor``, so
 ``Tensor.__getattr__`` asks ``tensor_attribute``, which binds the same table's
 ``torch.Tensor.<name>`` handler (or a property such as ``mT``). Methods ``sg.Tensor``
-defines itself (``sum``, ``mean``, ``reshape``, ``softmax``, ...) accept torch's spelling.
+defines itself (``sum``, ``mean``, ``reshape``, ``softmax``, ...) take torch's ``dim`` and
+``keepdim`` too (the few differences are listed in tests/test_torch_frontend.py).
 
 Anything not in the table raises ``UnsupportedOpError`` naming the torch function and
 saying how to add it. ``supported()`` lists the table.
@@ -23,13 +26,11 @@ import inspect
 import math
 import sys
 
-import sympy
-
 from . import indexing, linalg, nn, reductions
 from . import ops as sgo
 from .errors import ShapeError, UnsupportedOpError
 from .graph import Tensor, const
-from .shapes import dims_equal, fmt_shape, normalize_axis, numel
+from .shapes import fmt_shape, normalize_axis, numel
 
 TORCH_FUNCTIONS = {}   # dotted torch name -> handler (sg ops, torch's signature)
 TENSOR_PROPERTIES = {}  # torch.Tensor property name -> function of the Tensor
@@ -106,7 +107,6 @@ def torch_name(func):
     qual = getattr(func, "__qualname__", name) or name
     if qual.startswith(("TensorBase.", "Tensor.")):
         return "torch.Tensor." + name
-    import torch
     for namespace in ("torch.nn.functional", "torch", "torch.linalg", "torch.fft",
                       "torch.special"):
         for attr, value in vars(resolve(namespace)).items():
@@ -129,8 +129,9 @@ def unsupported(name, args=(), kwargs=None, why=None):
     return UnsupportedOpError(
         f"{name} (applied to {_describe(args, kwargs)}) has no symgrad mapping"
         f"{' (' + why + ')' if why else ''}. To support it, map it onto sg ops in "
-        f"symgrad/torch_frontend.py (a function decorated @torch_op({name!r}) written with "
-        "sg ops, whose gradient then comes from existing rules), or add a new op to "
+        f"symgrad/torch_frontend.py or torch_nn.py (a function decorated "
+        f"@torch_op({name!r}) written with sg ops, whose gradient then comes from "
+        "existing rules), or add a new op to "
         "symgrad/ops.py with its derivative rule under rules/*.yaml. "
         "sg.rules.names() lists the ops with rules; symgrad.torch_frontend.supported() "
         "the torch functions already mapped")
@@ -953,6 +954,99 @@ def repeat(input, *sizes):
     return sgo.reshape(tiled, tuple(r * d for r, d in zip(reps, shape)))
 
 
+@torch_op("torch.index_select", "Tensor.index_select")
+def index_select(input, dim, index, *, out=None):
+    """Entries at constant indices along ``dim``, as a product with one-hot rows (so the
+    gradient scatters back into the picked entries)."""
+    _no("torch.index_select", out=out)
+    d = normalize_axis(dim, _rank(input), "index_select")
+    idx = constant_array("torch.index_select", index, "the indices must be constant "
+                         "integers (a torch tensor), not symbolic").astype(int).reshape(-1)
+    size = _shape(input)[d]
+    if not isinstance(size, int):
+        raise ShapeError(f"index_select: dim {d} has symbolic size {size}; its size must be "
+                         "concrete to pick entries by index")
+    import numpy
+    picks = (numpy.arange(size)[:, None] == idx % size).astype(float)  # (size, k)
+    return movedim(sgo.matmul(movedim(input, d, -1), picks), -1, d)
+
+
+def _einsum_terms(equation, operands):
+    """(operands, input letter strings, output letters) with ``...`` spelled out as
+    letters and a matrix's diagonal (``ii``) taken first."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, out = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(operands):
+        raise ShapeError(f"einsum: {equation!r} names {len(terms)} operands, got "
+                         f"{len(operands)}")
+    spare = [chr(c) for c in range(ord("A"), ord("Z") + 1) if chr(c) not in eq]
+    widest = builtins.max([_rank(t) - len(term.replace("...", ""))
+                           for t, term in zip(operands, terms) if "..." in term] or [0])
+    ell = "".join(spare[:widest])
+    spelled, operands = [], list(operands)
+    for i, (t, term) in enumerate(zip(operands, terms)):
+        if "..." in term:
+            k = _rank(t) - len(term.replace("...", ""))
+            term = term.replace("...", ell[widest - k:])
+        if len(term) == 2 == _rank(t) and term[0] == term[1]:
+            operands[i], term = linalg.diagonal(t), term[0]
+        if len(term) != _rank(operands[i]) or len(set(term)) != len(term):
+            raise unsupported("torch.einsum", (t,), why=f"term {term!r} for an operand of "
+                              f"shape {fmt_shape(_shape(t))} (repeated indices are not mapped)")
+        spelled.append(term)
+    if arrow:
+        out = out.replace("...", ell)
+    else:
+        counts = "".join(terms).replace("...", "")
+        out = ell + "".join(sorted(c for c in set(counts) if counts.count(c) == 1))
+    return operands, spelled, out
+
+
+@torch_op("torch.einsum")
+def einsum(equation, *operands):
+    """Contractions as sums and batched matrix products, pair by pair from the left."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    operands, terms, out = _einsum_terms(equation, operands)
+    items = list(zip(operands, terms))
+
+    def needed(k):
+        return set(out) | {c for _, term in items[k + 1:] for c in term}
+
+    t, letters = items[0]
+    for k in range(len(items)):
+        if k:
+            u, other = items[k]
+            t, letters = _contract(t, letters, u, other, needed(k))
+        drop = [c for c in letters if c not in needed(k)]
+        if drop:
+            t = sgo.sum(t, axis=tuple(letters.index(c) for c in drop))
+            letters = "".join(c for c in letters if c not in drop)
+    if letters != out:
+        t = sgo.transpose(t, tuple(letters.index(c) for c in out))
+    return t
+
+
+def _contract(a, la, b, lb, keep):
+    """a ⋅ b over the letters they share and no later term needs, as one batched matmul."""
+    batch = [c for c in la if c in lb and c in keep]
+    contr = [c for c in la if c in lb and c not in keep]
+    free_a = [c for c in la if c not in lb]
+    free_b = [c for c in lb if c not in la]
+    sa, sb = dict(zip(la, _shape(a))), dict(zip(lb, _shape(b)))
+    a = sgo.transpose(a, tuple(la.index(c) for c in batch + free_a + contr))
+    b = sgo.transpose(b, tuple(lb.index(c) for c in batch + contr + free_b))
+    a = sgo.reshape(a, tuple(sa[c] for c in batch) + (numel([sa[c] for c in free_a]),
+                                                      numel([sa[c] for c in contr])))
+    b = sgo.reshape(b, tuple(sb[c] for c in batch) + (numel([sb[c] for c in contr]),
+                                                      numel([sb[c] for c in free_b])))
+    product = sgo.matmul(a, b)
+    batch_shape = _shape(product)[:len(batch)]
+    shape = tuple(batch_shape) + tuple(sa[c] for c in free_a) + tuple(sb[c] for c in free_b)
+    return sgo.reshape(product, shape), "".join(batch + free_a + free_b)
+
+
 # ----- conversions and creation -------------------------------------------------------
 
 def _identity(input, *args, **kwargs):
@@ -1067,469 +1161,4 @@ tensor_property("is_cuda", "is_sparse", "is_quantized", "is_meta", "is_nested",
 tensor_property("grad")(lambda x: None)
 
 
-# ----- neural-network functions -------------------------------------------------------
-
-@torch_op("F.linear")
-def linear(input, weight, bias=None):
-    out = sgo.matmul(input, sgo.transpose(weight) if _rank(weight) == 2 else weight)
-    return out if bias is None else out + bias
-
-
-@torch_op("F.bilinear")
-def bilinear(input1, input2, weight, bias=None):
-    """x1ᵀ A_k x2 for every output k: (…, in1) (out, in1, in2) (…, in2) -> (…, out)."""
-    left = sgo.matmul(sgo.unsqueeze(sgo.unsqueeze(input1, -2), -3), weight)
-    out = sgo.squeeze(sgo.matmul(left, sgo.unsqueeze(sgo.unsqueeze(input2, -2), -1)), (-2, -1))
-    return out if bias is None else out + bias
-
-
-@torch_op("F.relu")
-def relu(input, inplace=False):
-    return sgo.relu(input)
-
-
-@torch_op("F.relu6")
-def relu6(input, inplace=False):
-    return clamp(input, 0.0, 6.0)
-
-
-@torch_op("F.hardtanh")
-def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    return clamp(input, min_val, max_val)
-
-
-@torch_op("F.leaky_relu")
-def leaky_relu(input, negative_slope=0.01, inplace=False):
-    return sgo.where(sgo.gt(input, 0), input, negative_slope * input)
-
-
-@torch_op("F.elu")
-def elu(input, alpha=1.0, inplace=False):
-    return sgo.where(sgo.gt(input, 0), input, alpha * sgo.expm1(input))
-
-
-@torch_op("F.celu")
-def celu(input, alpha=1.0, inplace=False):
-    return sgo.where(sgo.gt(input, 0), input, alpha * sgo.expm1(input / alpha))
-
-
-_SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
-
-
-@torch_op("F.selu")
-def selu(input, inplace=False):
-    return _SELU_SCALE * elu(input, _SELU_ALPHA)
-
-
-@torch_op("F.gelu")
-def gelu(input, approximate="none"):
-    """x Φ(x) with Φ(x) = (1 + erf(x/√2))/2, or torch's tanh approximation."""
-    if approximate == "none":
-        return 0.5 * input * (1 + sgo.erf(input * (1 / math.sqrt(2))))
-    if approximate == "tanh":
-        inner = math.sqrt(2 / math.pi) * (input + 0.044715 * sgo.pow(input, 3))
-        return 0.5 * input * (1 + sgo.tanh(inner))
-    raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-
-
-@torch_op("F.silu")
-def silu(input, inplace=False):
-    return input * sgo.sigmoid(input)
-
-
-@torch_op("F.mish")
-def mish(input, inplace=False):
-    return input * sgo.tanh(sgo.softplus(input))
-
-
-@torch_op("F.softplus")
-def softplus(input, beta=1.0, threshold=20.0):
-    """log(1 + exp(βx))/β, and x itself where βx > threshold, as torch computes it."""
-    scaled = input if beta == 1 else beta * input
-    smooth = sgo.softplus(scaled) if beta == 1 else sgo.softplus(scaled) / beta
-    return sgo.where(sgo.gt(scaled, threshold), input, smooth)
-
-
-@torch_op("F.softsign")
-def softsign(input):
-    return input / (1 + sgo.abs(input))
-
-
-@torch_op("F.logsigmoid")
-def logsigmoid(input):
-    return -sgo.softplus(-input)
-
-
-@torch_op("F.tanhshrink")
-def tanhshrink(input):
-    return input - sgo.tanh(input)
-
-
-@torch_op("F.hardsigmoid")
-def hardsigmoid(input, inplace=False):
-    return clamp(input / 6 + 0.5, 0.0, 1.0)
-
-
-@torch_op("F.hardswish")
-def hardswish(input, inplace=False):
-    return input * hardsigmoid(input)
-
-
-@torch_op("F.softshrink")
-def softshrink(input, lambd=0.5):
-    return sgo.where(sgo.gt(input, lambd), input - lambd,
-                     sgo.where(sgo.lt(input, -lambd), input + lambd, 0.0))
-
-
-@torch_op("F.hardshrink")
-def hardshrink(input, lambd=0.5):
-    return sgo.where(sgo.gt(sgo.abs(input), lambd), input, 0.0)
-
-
-def _softmax_dim(name, dim, rank):
-    if dim is None:  # torch's legacy implicit choice (it warns)
-        return 0 if rank in (0, 1, 3) else 1
-    return int(dim)
-
-
-@torch_op("torch.softmax", "special.softmax", "Tensor.softmax", "F.softmax")
-def softmax(input, dim=None, _stacklevel=3, dtype=None):
-    _float_dtype("softmax", dtype)
-    return nn.softmax(input, _softmax_dim("softmax", dim, _rank(input)))
-
-
-@torch_op("torch.log_softmax", "special.log_softmax", "Tensor.log_softmax", "F.log_softmax")
-def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
-    _float_dtype("log_softmax", dtype)
-    return nn.log_softmax(input, _softmax_dim("log_softmax", dim, _rank(input)))
-
-
-@torch_op("F.softmin")
-def softmin(input, dim=None, _stacklevel=3, dtype=None):
-    _float_dtype("softmin", dtype)
-    return nn.softmax(-input, _softmax_dim("softmin", dim, _rank(input)))
-
-
-@torch_op("F.normalize")
-def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
-    _no("torch.nn.functional.normalize", out=out)
-    n = _p_norm(input, p, dim, True, "torch.nn.functional.normalize")
-    return input / clamp(n, min=eps)
-
-
-@torch_op("F.cosine_similarity", "torch.cosine_similarity")
-def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    """torch's form: x1·x2 / sqrt(clamp_min(|x1|²·|x2|², eps²))."""
-    w12 = sgo.sum(x1 * x2, axis=dim)
-    w1 = sgo.sum(x1 * x1, axis=dim)
-    w2 = sgo.sum(x2 * x2, axis=dim)
-    return w12 / sgo.sqrt(clamp(w1 * w2, min=eps * eps))
-
-
-def _norm_axes(name, input, normalized_shape):
-    shape = _shape(input)
-    k = len(tuple(normalized_shape))
-    if k > len(shape):
-        raise ShapeError(f"{name}: normalized_shape {tuple(normalized_shape)} has more dims "
-                         f"than the input, shape {fmt_shape(shape)}")
-    for d, n in zip(shape[len(shape) - k:], normalized_shape):
-        if isinstance(d, int) and isinstance(n, int) and d != n:
-            raise ShapeError(f"{name}: input of shape {fmt_shape(shape)} does not end with "
-                             f"normalized_shape {tuple(normalized_shape)}")
-    return tuple(range(len(shape) - k, len(shape)))
-
-
-@torch_op("F.layer_norm")
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
-    """(x - mean) / sqrt(var + eps) over the trailing ``normalized_shape`` dims (biased
-    variance), then the affine weight and bias."""
-    axes = _norm_axes("layer_norm", input, normalized_shape)
-    mean = sgo.mean(input, axis=axes, keepdims=True)
-    var = reductions.var(input, axis=axes, correction=0, keepdims=True)
-    out = (input - mean) / sgo.sqrt(var + eps)
-    if weight is not None:
-        out = out * weight
-    return out if bias is None else out + bias
-
-
-@torch_op("F.rms_norm")
-def rms_norm(input, normalized_shape, weight=None, eps=None):
-    """x / sqrt(mean(x²) + eps); eps=None uses float64's machine epsilon (torch uses the
-    input dtype's)."""
-    axes = _norm_axes("rms_norm", input, normalized_shape)
-    eps = 2.220446049250313e-16 if eps is None else eps
-    out = input / sgo.sqrt(sgo.mean(sgo.square(input), axis=axes, keepdims=True) + eps)
-    return out if weight is None else out * weight
-
-
-@torch_op("F.group_norm")
-def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
-    shape = _shape(input)
-    if len(shape) < 2 or not isinstance(shape[1], int):
-        raise ShapeError(f"group_norm: needs (N, C, ...) with a concrete C, got "
-                         f"{fmt_shape(shape)}")
-    grouped = sgo.reshape(input, (shape[0], num_groups, -1))
-    out = sgo.reshape(layer_norm(grouped, _shape(grouped)[-1:], eps=eps), shape)
-    affine = (1, shape[1]) + (1,) * (len(shape) - 2)
-    if weight is not None:
-        out = out * sgo.reshape(weight, affine)
-    return out if bias is None else out + sgo.reshape(bias, affine)
-
-
-@torch_op("F.batch_norm")
-def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
-               momentum=0.1, eps=1e-5):
-    """Batch statistics in training (the running averages are not updated while tracing),
-    the running statistics in eval mode; the channel dim is 1."""
-    shape = _shape(input)
-    channel = (1, shape[1]) + (1,) * (len(shape) - 2)
-    if training:
-        axes = (0,) + tuple(range(2, len(shape)))
-        mean = sgo.mean(input, axis=axes, keepdims=True)
-        var = reductions.var(input, axis=axes, correction=0, keepdims=True)
-    else:
-        mean = sgo.reshape(running_mean, channel)
-        var = sgo.reshape(running_var, channel)
-    out = (input - mean) / sgo.sqrt(var + eps)
-    if weight is not None:
-        out = out * sgo.reshape(weight, channel)
-    return out if bias is None else out + sgo.reshape(bias, channel)
-
-
-def _dropout(name):
-    def handler(input, p=0.5, training=True, inplace=False):
-        if training and p > 0:
-            raise unsupported(name, (input,), why="dropout in training mode is random; call "
-                              "module.eval() (or pass training=False) before tracing")
-        return input
-    return handler
-
-
-for _name in ("dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d",
-              "dropout3d"):
-    torch_op(f"F.{_name}")(_dropout(f"torch.nn.functional.{_name}"))
-
-
-def _indices(name, indices):
-    return constant_array(name, indices, "indices must be constant integers (a torch "
-                          "tensor), not symbolic").astype(int)
-
-
-def _one_hot_const(name, indices, classes):
-    """(indices, one-hot rows) for constant integer ``indices``, as NumPy arrays."""
-    import numpy
-    idx = _indices(name, indices)
-    if not isinstance(classes, int):
-        raise ShapeError(f"{name}: the number of classes is symbolic ({classes}); give it a "
-                         "concrete size")
-    return idx, (idx[..., None] == numpy.arange(classes)).astype(float)
-
-
-@torch_op("F.embedding")
-def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
-              scale_grad_by_freq=False, sparse=False):
-    """Rows of ``weight`` picked by constant indices, as one_hot(indices) @ weight (so the
-    gradient scatters into the picked rows); the padding row gets no gradient."""
-    _no("torch.nn.functional.embedding", max_norm=max_norm,
-        scale_grad_by_freq=scale_grad_by_freq)
-    idx, hot = _one_hot_const("embedding", input, _shape(weight)[0])
-    if padding_idx is None:
-        return sgo.matmul(hot, weight)
-    pad = padding_idx % _shape(weight)[0]
-    keep = hot * (idx[..., None] != pad)
-    return sgo.matmul(keep, weight) + sgo.matmul(hot - keep, sgo.detach(weight))
-
-
-def _class_target(name, input, target, class_dim):
-    """(one-hot or probability target, is_index) for a classification loss: a target of
-    the logits' shape holds probabilities, any other class indices (as in torch)."""
-    if len(_shape(target)) == len(_shape(input)):
-        return target, False
-    _, hot = _one_hot_const(name, target, _shape(input)[class_dim])
-    return hot, True
-
-
-def _index_mask(name, target, ignore_index):
-    return (_indices(name, target) != ignore_index).astype(float)
-
-
-def _classes_last(name, input, target):
-    """Move the class dim (1 for (N, C, d...)) to the end."""
-    if _rank(input) <= 2:
-        return input, target
-    return movedim(input, 1, -1), target
-
-
-@torch_op("F.cross_entropy")
-def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
-                  reduce=None, reduction="mean", label_smoothing=0.0):
-    """torch's cross_entropy: class-index or probability targets, label smoothing,
-    ignore_index and class weights, as sums of log_softmax terms."""
-    name = "torch.nn.functional.cross_entropy"
-    reduction = _reduction(name, reduction, size_average, reduce)
-    logits, target = _classes_last(name, input, target)
-    classes = _shape(logits)[-1]
-    q, is_index = _class_target(name, logits, target, -1)
-    simple = weight is None and label_smoothing == 0 and _rank(logits) <= 2
-    if is_index and simple and (_index_mask(name, target, ignore_index) == 1).all():
-        indices, hot = _one_hot_const(name, target, classes)
-        return nn.cross_entropy(logits, indices.astype(float) if indices.ndim else hot,
-                                reduction=reduction)
-    if not is_index and simple:
-        return nn.cross_entropy(logits, target, reduction=reduction)
-    if label_smoothing:
-        q = q * (1 - label_smoothing) + label_smoothing / classes
-    logp = nn.log_softmax(logits, -1)
-    terms = -(q * logp) if weight is None else -(q * logp * weight)
-    loss = sgo.sum(terms, axis=-1)
-    if not is_index:
-        return _reduce(loss, reduction, name)
-    keep = _index_mask(name, target, ignore_index)
-    loss = loss * keep
-    if reduction != "mean":
-        return _reduce(loss, reduction, name)
-    if weight is None:
-        return sgo.sum(loss) / float(keep.sum())
-    hot = _one_hot_const(name, target, classes)[1]
-    return sgo.sum(loss) / sgo.sum(sgo.matmul(hot * keep[..., None], weight))
-
-
-@torch_op("F.nll_loss")
-def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
-             reduction="mean"):
-    name = "torch.nn.functional.nll_loss"
-    reduction = _reduction(name, reduction, size_average, reduce)
-    logp, target = _classes_last(name, input, target)
-    _, hot = _one_hot_const(name, target, _shape(logp)[-1])
-    keep = _index_mask(name, target, ignore_index)
-    picked = sgo.sum(-(hot * logp) if weight is None else -(hot * logp * weight), axis=-1)
-    loss = picked * keep
-    if reduction != "mean":
-        return _reduce(loss, reduction, name)
-    if weight is None:
-        return sgo.sum(loss) / float(keep.sum())
-    return sgo.sum(loss) / sgo.sum(sgo.matmul(hot * keep[..., None], weight))
-
-
-@torch_op("F.mse_loss")
-def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
-    name = "torch.nn.functional.mse_loss"
-    reduction = _reduction(name, reduction, size_average, reduce)
-    if weight is not None:
-        return _reduce(weight * sgo.square(input - target), reduction, name)
-    return nn.mse_loss(input, target, reduction=reduction)
-
-
-@torch_op("F.l1_loss")
-def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
-    name = "torch.nn.functional.l1_loss"
-    loss = sgo.abs(input - target)
-    return _reduce(loss if weight is None else weight * loss,
-                   _reduction(name, reduction, size_average, reduce), name)
-
-
-@torch_op("F.smooth_l1_loss")
-def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean",
-                   beta=1.0):
-    name = "torch.nn.functional.smooth_l1_loss"
-    d = sgo.abs(input - target)
-    loss = d if beta == 0 else sgo.where(sgo.lt(d, beta), 0.5 * d * d / beta, d - 0.5 * beta)
-    return _reduce(loss, _reduction(name, reduction, size_average, reduce), name)
-
-
-@torch_op("F.huber_loss")
-def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
-    name = "torch.nn.functional.huber_loss"
-    d = sgo.abs(input - target)
-    loss = sgo.where(sgo.lt(d, delta), 0.5 * d * d, delta * (d - 0.5 * delta))
-    return _reduce(loss if weight is None else weight * loss, reduction, name)
-
-
-@torch_op("F.binary_cross_entropy")
-def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
-                         reduction="mean"):
-    """-(y log p + (1 - y) log(1 - p)) with each log clamped at -100, as torch does."""
-    name = "torch.nn.functional.binary_cross_entropy"
-    loss = -(target * clamp(sgo.log(input), min=-100.0)
-             + (1 - target) * clamp(sgo.log(1 - input), min=-100.0))
-    if weight is not None:
-        loss = weight * loss
-    return _reduce(loss, _reduction(name, reduction, size_average, reduce), name)
-
-
-@torch_op("F.binary_cross_entropy_with_logits")
-def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
-                                     reduce=None, reduction="mean", pos_weight=None):
-    name = "torch.nn.functional.binary_cross_entropy_with_logits"
-    reduction = _reduction(name, reduction, size_average, reduce)
-    if weight is None and pos_weight is None:
-        return nn.binary_cross_entropy_with_logits(input, target, reduction=reduction)
-    log_sig_neg = sgo.softplus(input)  # -log σ(-x) = log(1 + e^x)
-    if pos_weight is None:
-        loss = log_sig_neg - target * input
-    else:
-        loss = (1 - target) * input + (1 + (pos_weight - 1) * target) * (log_sig_neg - input)
-    if weight is not None:
-        loss = weight * loss
-    return _reduce(loss, reduction, name)
-
-
-@torch_op("F.kl_div")
-def kl_div(input, target, size_average=None, reduce=None, reduction="mean",
-           log_target=False):
-    name = "torch.nn.functional.kl_div"
-    reduction = _reduction(name, reduction, size_average, reduce)
-    if log_target:
-        loss = sgo.exp(target) * (target - input)
-    else:
-        loss = xlogy(target, target) - target * input
-    if reduction == "batchmean":
-        batch = _shape(input)[0] if _rank(input) else 1
-        return sgo.sum(loss) / batch
-    return _reduce(loss, reduction, name)
-
-
-@torch_op("F.gaussian_nll_loss")
-def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
-    name = "torch.nn.functional.gaussian_nll_loss"
-    if _rank(var) == _rank(input) - 1:
-        var = sgo.unsqueeze(var, -1)
-    var = clamp(var, min=eps) if isinstance(var, Tensor) else var
-    loss = 0.5 * (sgo.log(var) + sgo.square(input - target) / var)
-    if full:
-        loss = loss + 0.5 * math.log(2 * math.pi)
-    return _reduce(loss, reduction, name)
-
-
-@torch_op("F.scaled_dot_product_attention")
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
-                                 is_causal=False, scale=None, enable_gqa=False):
-    """softmax(q kᵀ · scale + mask) v, scale = 1/sqrt(head dim) by default."""
-    name = "torch.nn.functional.scaled_dot_product_attention"
-    _no(name, enable_gqa=enable_gqa)
-    if dropout_p:
-        raise unsupported(name, (query,), why="dropout_p > 0 is random; pass dropout_p=0")
-    if scale is None:
-        d = _shape(query)[-1]
-        scale = 1 / math.sqrt(d) if isinstance(d, int) else 1 / sympy.sqrt(d)
-    scores = sgo.matmul(query, swap_axes(key, -2, -1)) * scale
-    if is_causal:
-        import numpy
-        rows, cols = _shape(scores)[-2:]
-        if not (isinstance(rows, int) and isinstance(cols, int)):
-            raise ShapeError(f"{name}: is_causal needs concrete sequence lengths, got "
-                             f"{rows} and {cols}; pass an explicit attn_mask")
-        attn_mask = numpy.tril(numpy.ones((rows, cols), dtype=bool))
-    dead = None
-    if attn_mask is not None:
-        is_bool = getattr(attn_mask, "dtype", None) in ("bool", bool) or str(
-            getattr(attn_mask, "dtype", "")) == "bool"
-        scores = sgo.where(attn_mask, scores, -math.inf) if is_bool else scores + attn_mask
-        if isinstance(attn_mask, Tensor) and attn_mask.op in ("array", "const"):
-            allowed = constant_array(name, attn_mask, "")
-            allowed = allowed if is_bool else allowed > -math.inf
-            dead = ~allowed.any(axis=-1, keepdims=True)
-    weights = nn.softmax(scores, -1)
-    if dead is not None and dead.any():  # torch gives fully masked rows zero weight
-        weights = sgo.where(dead, 0.0, weights)
-    return sgo.matmul(weights, value)
+from . import torch_nn  # noqa: E402,F401  (registers torch.nn.functional)

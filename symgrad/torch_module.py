@@ -193,6 +193,7 @@ class ModuleFunction:
 
     def _shapes(self, given, kind):
         given = {self.resolve(k): v for k, v in given.items()}
+        self._given = set(given)
         shapes = {}
         for q, tensor, _ in self._state:
             name = self.symbols[q]
@@ -263,8 +264,24 @@ class ModuleFunction:
     def _forward(self, args):
         state, inputs = args[:len(self._state)], args[len(self._state):]
         replacements = {id(t): v for (_, t, _), v in zip(self._state, state)}
-        with holding(self.module, replacements):
-            return self._call_forward(self.module, inputs)
+        try:
+            with holding(self.module, replacements):
+                return self._call_forward(self.module, inputs)
+        except ShapeError as e:
+            raise ShapeError(f"{e}{self._shape_hint()}") from None
+
+    def _shape_hint(self):
+        """Parameters keep the module's concrete sizes unless ``shapes`` says otherwise,
+        which clashes with symbolic sizes given to the inputs."""
+        kept = [(q, self.symbols[q], t) for q, t, _ in self._state
+                if self.symbols[q] not in getattr(self, "_given", ())]
+        if not kept:
+            return ""
+        listed = ", ".join(f"{s}: {fmt_shape(tuple(t.shape))}" for _, s, t in kept[:6])
+        return (f"\n  note: {type(self.module).__name__}'s parameters keep the module's "
+                f"concrete shapes ({listed}{', ...' if len(kept) > 6 else ''}) unless shapes "
+                f"gives them symbolic dims too, e.g. shapes={{{kept[0][1]!r}: (...), ...}} "
+                "with dim names shared with the inputs' shapes")
 
     def __call__(self, *args):
         state, inputs, extra = self._split(args)
