@@ -78,7 +78,11 @@ def _compare(ours, ref, label, report, rtol, atol, raise_on_mismatch=True):
     if ours.shape != ref.shape:
         problem = f"{label}: symgrad gives shape {ours.shape}, torch gives {ref.shape}"
     elif not numpy.allclose(ours, ref, rtol=rtol, atol=atol, equal_nan=True):
-        bad = numpy.argmax(numpy.abs(numpy.nan_to_num(ours - ref, nan=numpy.inf)))
+        # the worst element among those that disagree (nan on both sides agrees)
+        close = numpy.isclose(ours, ref, rtol=rtol, atol=atol, equal_nan=True)
+        gap = numpy.abs(numpy.nan_to_num(ours - ref, nan=numpy.inf, posinf=numpy.inf,
+                                         neginf=numpy.inf))
+        bad = numpy.argmax(numpy.where(close, -1.0, gap))
         idx = numpy.unravel_index(bad, ref.shape) if ref.shape else ()
         problem = (f"{label}: symgrad and torch.autograd disagree; at index {idx} "
                    f"symgrad gives {ours[idx]!r}, torch gives {ref[idx]!r}")

@@ -101,11 +101,31 @@ defop("const", 0, _const_expr, shape=lambda op, s, a: a["shape"],
 
 # ----- pointwise -----------------------------------------------------------------------
 
+# SymPy turns x/0, 0**-1 and log(0) into ComplexInfinity, which has no sign and no
+# printed form; torch computes IEEE values (x/0 = x*inf, 0**-1 = inf, log(0) = -inf).
+def _div_expr(x, y):
+    return x * S.Infinity if y == 0 else x / y
+
+
+def _pow_expr(x, y):
+    if x == 0 and sympy.sympify(y).is_negative:
+        return S.Infinity
+    return x ** y
+
+
+def _log_expr(x):
+    return S.NegativeInfinity if x == 0 else sympy.log(x)
+
+
+def _log1p_expr(x):
+    return S.NegativeInfinity if x == -1 else sym_log1p(x)
+
+
 UNARY = {
     "neg": lambda x: -x,
     "exp": sympy.exp,
-    "log": sympy.log,
-    "log1p": sym_log1p,
+    "log": _log_expr,
+    "log1p": _log1p_expr,
     "expm1": sym_expm1,
     "sqrt": sympy.sqrt,
     "square": lambda x: x ** 2,
@@ -130,8 +150,8 @@ BINARY = {
     "add": lambda x, y: x + y,
     "sub": lambda x, y: x - y,
     "mul": lambda x, y: x * y,
-    "div": lambda x, y: x / y,
-    "pow": lambda x, y: x ** y,
+    "div": _div_expr,
+    "pow": _pow_expr,
     "maximum": sympy.Max,
     "minimum": sympy.Min,
 }

@@ -15,7 +15,7 @@ __all__ = ["expand_reduced", "count", "sum_to", "shape_of", "inverse_permutation
            "solve_grad_a", "norm_grad", "tril_half", "cholesky_grad", "extremum_mask", "prod_others", "reverse_cumsum",
            "centered", "loss_grad", "cross_entropy_grad", "cross_entropy_target_grad",
            "cross_entropy_jvp", "concat_grad_x", "concat_grad_y", "amax_mask", "max_mask",
-           "mse_loss_jvp", "bce_jvp"]
+           "mse_loss_jvp", "bce_jvp", "div_or_zero", "pow_grad_base", "pow_grad_exponent"]
 
 
 def shape_of(x):
@@ -136,6 +136,47 @@ def cholesky_grad(grad, result):
     left = solve(lt, tril_half(ops.matmul(lt, grad)))
     s = ops.transpose(solve(lt, ops.transpose(left)))
     return 0.5 * (s + ops.transpose(s))
+
+
+def div_or_zero(a, b):
+    """a / b, and 0 where b is 0 (torch's convention for the gradients of std and norm
+    at 0). The divisor is 1 there, so neither branch of the select is inf and
+    derivatives of any order stay finite (0 · inf would be nan)."""
+    at_zero = b == 0
+    return ops.where(at_zero, 0.0, a / ops.where(at_zero, 1.0, b))
+
+
+def pow_grad_base(grad, x, y):
+    """grad · y · x^(y-1), and 0 where y is 0 (as torch: x^0 is constant, even at x = 0
+    where y · x^(y-1) would be 0 · inf)."""
+    return _zero_where(y == 0, grad * y * x ** (y - 1))
+
+
+def pow_grad_exponent(grad, x, y, result):
+    """grad · x^y · log x, and 0 where x is 0 and y >= 0 (as torch: 0^y is 0 or 1 there,
+    where x^y · log x would be 0 · -inf)."""
+    return _zero_where(_and(x == 0, y >= 0), grad * result * ops.log(x))
+
+
+def _constant(t):
+    return t.attrs["value"] if isinstance(t, Tensor) and t.op == "const" else None
+
+
+def _and(a, b):
+    """a & b, decided here when either side is a constant."""
+    for p, q in ((a, b), (b, a)):
+        value = _constant(p)
+        if value is not None:
+            return q if value else p
+    return ops.logical_and(a, b)
+
+
+def _zero_where(cond, value):
+    """where(cond, 0, value); a constant condition is decided here (None: a known zero)."""
+    known = _constant(cond)
+    if known is None:
+        return ops.where(cond, 0.0, value)
+    return None if known else value
 
 
 def norm_grad(grad, x, result, axis, keepdims):
