@@ -145,7 +145,8 @@ def check(f, shapes=None, dims=None, order=2, wrt=None, trials=3, seed=0, rtol=1
             shape = _concrete(x.shape, sizes)
             a = sample(x.name, shape, rng) if sample else rng.standard_normal(shape)
             args.append(numpy.asarray(a, dtype=float) if shape else float(a))
-        targs = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in args]
+        targs = [torch.tensor(a, dtype=torch.float64, requires_grad=i in wrt_idx)
+                 for i, a in enumerate(args)]
         out = reference(*targs)
         if not isinstance(out, torch.Tensor) or out.dim() != 0:
             raise SymgradError("check: the reference must return a scalar torch tensor")

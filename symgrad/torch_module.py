@@ -31,7 +31,7 @@ import inspect
 import re
 import sys
 
-from .errors import NonScalarOutputError, ShapeError, SymgradError
+from .errors import NonScalarOutputError, ShapeError, SymgradError, UnsupportedOpError
 from .graph import Tensor, symbol
 from .shapes import as_shape, fmt_shape
 
@@ -269,6 +269,14 @@ class ModuleFunction:
                 return self._call_forward(self.module, inputs)
         except ShapeError as e:
             raise ShapeError(f"{e}{self._shape_hint()}") from None
+        except TypeError as e:
+            if "must be torch.dtype, not str" not in str(e):
+                raise
+            raise UnsupportedOpError(
+                f"{type(self.module).__name__}'s forward passes a symbolic Tensor's dtype to "
+                f"torch ({e}); a symbolic Tensor's dtype is symgrad's 'float' or 'bool', not "
+                "a torch.dtype. Compute in a fixed dtype (e.g. dtype=torch.float64) or with "
+                "torch functions of the Tensor itself (torch.zeros_like(x))") from None
 
     def _shape_hint(self):
         """Parameters keep the module's concrete sizes unless ``shapes`` says otherwise,

@@ -52,6 +52,14 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     return clamp(input, min_val, max_val)
 
 
+@torch_op("F.prelu")
+def prelu(input, weight):
+    """x where x > 0, else weight x; one weight per channel (dim 1) or one in all."""
+    if _rank(weight) == 1 and _shape(weight)[0] != 1 and _rank(input) > 1:
+        weight = sgo.reshape(weight, (_shape(weight)[0],) + (1,) * (_rank(input) - 2))
+    return sgo.where(sgo.gt(input, 0), input, weight * input)
+
+
 @torch_op("F.leaky_relu")
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     return sgo.where(sgo.gt(input, 0), input, negative_slope * input)
@@ -286,7 +294,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     gradient scatters into the picked rows); the padding row gets no gradient."""
     _no("torch.nn.functional.embedding", max_norm=max_norm,
         scale_grad_by_freq=scale_grad_by_freq)
-    idx, hot = _one_hot_const("embedding", input, _shape(weight)[0])
+    idx, hot = _one_hot_const("torch.nn.functional.embedding", input, _shape(weight)[0])
     if padding_idx is None:
         return sgo.matmul(hot, weight)
     pad = padding_idx % _shape(weight)[0]

@@ -219,6 +219,8 @@ EXAMPLES = {
     # torch has no double backward for hardsigmoid
     "torch.nn.functional.hardsigmoid": Ex(lambda op, x: op(x), X, order=1),
     "torch.nn.functional.hardtanh": Ex(lambda op, x: (op(x), op(x, -0.5, 0.7)), X),
+    "torch.nn.functional.prelu": Ex(lambda op, x, a, w, y: (op(x, a), op(y, w)),
+                                    {"x": (3, 4), "a": (1,), "w": (4,), "y": (2, 4, 3)}),
     "torch.nn.functional.leaky_relu": Ex(lambda op, x: (op(x), op(x, 0.2)), X),
     "torch.nn.functional.elu": Ex(lambda op, x: (op(x), op(x, 0.7)), X),
     "torch.nn.functional.celu": Ex(lambda op, x: (op(x), op(x, 0.5)), X),
@@ -617,9 +619,9 @@ def test_transformer_encoder_layer_with_symbolic_batch_and_length():
                         dims=dims).ok
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason="sg.Tensor.dtype is the string "
-                   "'float', and nn.MultiheadAttention.forward passes query.dtype to torch "
-                   "(graph.py, reported)")
+@pytest.mark.xfail(strict=True, raises=UnsupportedOpError,
+                   reason="sg.Tensor.dtype is the string 'float', and nn.MultiheadAttention"
+                   ".forward passes query.dtype to torch (graph.py, reported)")
 def test_multihead_attention_module_with_masks():
     mha = nn.MultiheadAttention(4, 2)
 
@@ -649,6 +651,53 @@ def test_layer_norm_module():
                     wrt=("W", "b", "input")).ok
     assert sg.check(nn.LayerNorm((3, 4), elementwise_affine=False),
                     shapes={"input": (2, 3, 4)}, loss=lambda y: (y.exp()).sum()).ok
+
+
+def squares(y):
+    return (y * y * weights(tuple(y.shape))).sum()
+
+
+MODULE_ZOO = {
+    "batchnorm-train": (lambda: nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.GELU()),
+                        {"input": (5, 3)}),
+    "batchnorm-eval": (lambda: nn.Sequential(nn.BatchNorm2d(2), nn.SiLU()).eval(),
+                       {"input": (3, 2, 2, 2)}),
+    "activations": (lambda: nn.Sequential(
+        nn.Flatten(), nn.Linear(6, 4), nn.ReLU(inplace=True), nn.Dropout(0.2), nn.Identity(),
+        nn.LeakyReLU(0.1), nn.ELU(), nn.Mish(), nn.Hardswish(), nn.Softplus(beta=2),
+        nn.PReLU(), nn.Unflatten(1, (2, 2)), nn.Softmax(dim=-1)).eval(), {"input": (3, 2, 3)}),
+    "groupnorm": (lambda: nn.GroupNorm(2, 4), {"input": (3, 4, 5)}),
+    "rmsnorm": (lambda: nn.RMSNorm(4), {"x": (3, 4)}),
+    "bilinear": (lambda: nn.Bilinear(2, 3, 4), {"input1": (5, 2), "input2": (5, 3)}),
+    "log-softmax": (lambda: nn.Sequential(nn.Linear(3, 4), nn.LogSoftmax(-1)),
+                    {"input": (5, 3)}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MODULE_ZOO))
+def test_module_zoo(name):
+    torch.manual_seed(0)
+    make, shapes = MODULE_ZOO[name]
+    assert sg.check(make(), shapes=shapes, loss=squares).ok
+
+
+def test_loss_modules_and_class_index_targets():
+    model = nn.Linear(3, 4)
+    g = sg.grad_fn(model, shapes={"input": (5, 3)}, loss=nn.CrossEntropyLoss())
+    assert [x.name for x in g.inputs][-1] == "target"
+    assert sg.check(model, shapes={"input": (5, 3)}, loss=nn.CrossEntropyLoss()).ok
+    labels = torch.tensor([0, 1, 3, 2, 1])
+    assert sg.check(model, shapes={"input": (5, 3)},
+                    loss=lambda out: F.cross_entropy(out, labels)).ok
+
+
+def test_unsupported_layers_raise_symgrad_errors():
+    with pytest.raises(UnsupportedOpError, match="torch.nn.functional.conv1d"):
+        sg.grad_fn(nn.Conv1d(2, 3, 3), shapes={"input": (1, 2, 5)}, loss=torch.sum)
+    with pytest.raises(UnsupportedOpError, match="indices must be constant"):
+        sg.grad_fn(nn.Embedding(5, 3), shapes={"input": (2,)}, loss=torch.sum)
+    with pytest.raises(UnsupportedOpError, match="dtype"):
+        sg.grad_fn(nn.LSTM(2, 3), shapes={"input": (4, 2)}, loss=lambda o: o[0].sum())
 
 
 class Norms(nn.Module):
