@@ -8,7 +8,9 @@ SymPy classes whose stock printing is wrong for arrays (``Max`` on broadcast ope
 symbolic dims from their shapes. The generated function refers only to NumPy/torch/math:
 no symgrad objects, no tape.
 """
+import functools
 import itertools
+import re
 import linecache
 import math
 
@@ -21,15 +23,22 @@ from sympy.printing.pycode import PythonCodePrinter
 from . import sympy_funcs as sf
 from .errors import ArgumentError
 from .program import Program, TemplateCache
-from .shapes import fmt_shape
+from .shapes import fmt_shape, shapes_equal
 
 
+@functools.lru_cache(maxsize=None)
 def _has_scipy():
+    """SciPy's ufuncs (erf, expit) are faster than NumPy compositions; SciPy is optional."""
     try:
         import scipy.special  # noqa: F401
         return True
     except ImportError:
         return False
+
+
+def _is_scalar_constant(e):
+    """A number or an expression in dims (integer symbols): a Python scalar at run time."""
+    return e.is_number or bool(e.free_symbols) and all(s.is_integer for s in e.free_symbols)
 
 
 class _ArrayPrinterMixin:
@@ -78,6 +87,18 @@ class _ArrayPrinterMixin:
 
     def _print_StopGradient(self, expr):
         return self._print(expr.args[0])
+
+    def _print_Mul(self, expr):
+        """Scalar factors (numbers and dims) multiplied together before they meet an
+        array: ``(2/(B*o))*x`` is one array operation, ``2*x/(B*o)`` is two."""
+        scalars = [a for a in expr.args if _is_scalar_constant(a)]
+        rest = [a for a in expr.args if not _is_scalar_constant(a)]
+        if not rest or not scalars or len(scalars) == 1 and scalars[0].is_Number:
+            return super()._print_Mul(expr)
+        coefficient = sympy.Mul(*scalars)
+        if coefficient == -1:
+            return "-" + self._arg(sympy.Mul(*rest), "Mul")
+        return f"({self._print(coefficient)})*{self._arg(sympy.Mul(*rest), 'Mul')}"
 
     def _reduce(self, fn, expr, extra=""):
         """A reduction call; ``axis``/``keepdims`` spelled as the backend spells them."""
@@ -184,6 +205,9 @@ class NumpyCodePrinter(_ArrayPrinterMixin, NumPyPrinter):
         return f"_erf({self._print(expr.args[0])})"
 
     def _print_sigmoid(self, expr):
+        if _has_scipy():
+            self.preamble["_expit"] = "from scipy.special import expit as _expit"
+            return f"_expit({self._print(expr.args[0])})"
         return f"numpy.exp(-numpy.logaddexp(0.0, -{self._arg(expr.args[0], 'Mul')}))"
 
     def _print_softplus(self, expr):
@@ -206,10 +230,12 @@ class NumpyCodePrinter(_ArrayPrinterMixin, NumPyPrinter):
         return f"numpy.where({self._print(expr.args[0])}, 1.0, 0.0)"
 
     def _print_SumOp(self, expr):
+        # the ufunc method directly: numpy.sum's Python wrapper costs ~1.7 µs a call
         x, axes, keep, full = expr.args
         if full is sympy.true and keep is sympy.false:
-            return f"numpy.sum({self._print(x)})"
-        return f"numpy.sum({self._print(x)}, axis={self._tuple(axes)}, keepdims={keep is sympy.true})"
+            return f"numpy.add.reduce({self._print(x)}, axis=None)"
+        return (f"numpy.add.reduce({self._print(x)}, axis={self._tuple(axes)}, "
+                f"keepdims={keep is sympy.true})")
 
     def _print_MeanOp(self, expr):
         x, axes, keep, full = expr.args
@@ -718,8 +744,10 @@ def _dims_code(inputs, backend):
         name, shape = x.name, x.shape
         want = fmt_shape(shape)
         if backend == "numpy" and shape:
-            lines.append(f"{name} = numpy.asarray({name})")
-        ndim = f"numpy.ndim({name})" if backend == "numpy" else f"{name}.dim()"
+            lines.append(f"if type({name}) is not numpy.ndarray:")
+            lines.append(f"    {name} = numpy.asarray({name})")
+        ndim = f"{name}.ndim" if backend == "numpy" and shape else (
+            f"numpy.ndim({name})" if backend == "numpy" else f"{name}.dim()")
         if backend == "numpy" and not shape:
             lines.append(f"if type({name}) is not float and {ndim} != 0:")
         else:
@@ -768,10 +796,76 @@ def _output_code(node, prog, backend, printer, shape):
     return name
 
 
+# Ops whose generated code always returns a newly allocated array (never a view of an
+# operand): such a temporary may be updated in place by its only consumer.
+FRESH_OPS = {"index_scatter", "add", "sub", "mul", "div", "neg"}
+
+
+def scatter_accumulations(prog, outputs):
+    """{id(add node): (fresh operand, index_scatter operand)} for sums of gradient
+    slices, ``scatter(a, i) + scatter(b, j)``, which the code computes in place as
+    ``p = scatter(a, i); p[j] += b`` (one buffer instead of three)."""
+    uses = {}
+    for _, node, _ in prog.statements:
+        for i in node.inputs:
+            uses[id(i)] = uses.get(id(i), 0) + 1
+    for o in outputs:
+        if o is not None:
+            uses[id(o)] = uses.get(id(o), 0) + 2
+    fused = {}
+    for _, node, names in prog.statements:
+        if node.op != "add" or not node.shape or None in names:
+            continue
+        a, b = node.inputs
+        for s, p in ((b, a), (a, b)):
+            if (s.op == "index_scatter" and p.op in FRESH_OPS and uses[id(s)] == 1
+                    and uses[id(p)] == 1 and p.dtype == "float"
+                    and shapes_equal(p.shape, node.shape) and id(s) not in fused.values()):
+                fused[id(node)] = (p, s)
+                break
+    return fused
+
+
+_NAME = re.compile(r"\b_t\d+\b")
+
+
+def _release_temporaries(lines, prog, outputs, with_value):
+    """``del`` each array temporary after its last use, as hand-written code lets it die:
+    large intermediates then return to the allocator early instead of all staying
+    alive until the function returns (fewer page faults, a smaller peak)."""
+    keep = {prog.name_of(o) for o in list(outputs) + [with_value] if o is not None}
+    last = {}
+    for k, line in enumerate(lines):
+        for name in _NAME.findall(line):
+            last[name] = k
+    out = []
+    for k, line in enumerate(lines):
+        out.append(line)
+        dead = sorted((n for n, at in last.items() if at == k and n not in keep),
+                      key=lambda n: int(n[2:]))
+        if dead:
+            out.append("del " + ", ".join(dead))
+    return out
+
+
 def _body_lines(prog, outputs, zero_shapes, with_value, backend):
     cache = templates(backend)
-    lines = [f"{name} = {cache.statement(node, operand_names)}"
-             for name, node, operand_names in prog.statements]
+    fused = scatter_accumulations(prog, list(outputs) + [with_value])
+    skipped = {id(s) for _, s in fused.values()}
+    lines = []
+    for name, node, operand_names in prog.statements:
+        if id(node) in skipped:
+            continue
+        if id(node) in fused:
+            p, s = fused[id(node)]
+            target = prog.name_of(p)
+            value = prog.name_of(s.inputs[0])
+            index = s.local_expr([sympy.Symbol(value)]).args[2]
+            lines.append(f"{target}[{cache.printer._index_text(index)}] += {value}")
+            lines.append(f"{name} = {target}")
+            continue
+        lines.append(f"{name} = {cache.statement(node, operand_names)}")
+    lines = _release_temporaries(lines, prog, outputs, with_value)
     items = [_output_code(o, prog, backend, cache.printer, s) for o, s in zip(outputs, zero_shapes)]
     result = "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
     if with_value is not None:
