@@ -36,8 +36,8 @@ def fold(op, inputs, attrs, shape):
         value = OPS[op].expr(attrs, values)
     if isinstance(value, sympy.logic.boolalg.BooleanAtom):
         return const(bool(value), shape)
-    if isinstance(value, sympy.Expr) and value.is_real and not value.has(sympy.Function) \
-            or isinstance(value, sympy.Expr) and value.is_real and value.is_number:
+    if isinstance(value, sympy.Expr) and (value.is_extended_real or value is S.NaN) and (
+            value.is_number or not value.has(sympy.Function)):
         return const(value, shape)
     return None
 
@@ -214,6 +214,18 @@ def _pow(inputs, attrs, shape):
     return None
 
 
+def _logical(absorbing):
+    """x & False -> False, x & True -> x (and the same for | with True)."""
+    def simplify(inputs, attrs, shape):
+        for k, t in enumerate(inputs):
+            if t.op == "const":
+                if bool(t.attrs["value"]) == absorbing:
+                    return const(absorbing, shape)
+                return bcast(inputs[1 - k], shape)
+        return None
+    return simplify
+
+
 def _same(inputs, attrs, shape):
     x, y = inputs
     return bcast(x, shape) if x is y else None
@@ -321,7 +333,8 @@ def _with_op(name, f):
 
 
 SPECIFIC = {"add": _add, "sub": _sub, "mul": _mul, "div": _div, "neg": _neg,
-            "pow": _pow, "maximum": _same, "minimum": _same}
+            "pow": _pow, "maximum": _same, "minimum": _same,
+            "logical_and": _logical(False), "logical_or": _logical(True)}
 
 for _name in list(UNARY) + list(BINARY) + list(COMPARISONS) + list(LOGICAL) + \
         ["logical_not", "clamp"]:
