@@ -117,8 +117,10 @@ def torch_name(func):
 
 
 def _describe(args, kwargs):
-    shapes = [fmt_shape(a.shape) for a in list(args) + list((kwargs or {}).values())
-              if isinstance(a, Tensor)]
+    flat = []
+    for a in list(args) + list((kwargs or {}).values()):
+        flat.extend(a if type(a) in (list, tuple) else [a])
+    shapes = [fmt_shape(a.shape) for a in flat if isinstance(a, Tensor)]
     return ("symbolic Tensors of shapes " + ", ".join(shapes)) if shapes else "symbolic Tensors"
 
 
@@ -126,9 +128,10 @@ def unsupported(name, args=(), kwargs=None, why=None):
     if why is None and name.endswith("_") and not name.endswith("__"):
         why = (f"it works in place; write the out-of-place form ({name.rsplit('.', 1)[-1][:-1]}"
                "), since a traced formula cannot mutate its inputs")
+    problem = f"cannot be traced as called: {why}" if why else "has no symgrad mapping"
     return UnsupportedOpError(
-        f"{name} (applied to {_describe(args, kwargs)}) has no symgrad mapping"
-        f"{' (' + why + ')' if why else ''}. To support it, map it onto sg ops in "
+        f"{name} (applied to {_describe(args, kwargs)}) {problem}. To support it, map it "
+        "onto sg ops in "
         f"symgrad/torch_frontend.py or torch_nn.py (a function decorated "
         f"@torch_op({name!r}) written with sg ops, whose gradient then comes from "
         "existing rules), or add a new op to "

@@ -186,10 +186,11 @@ class ModuleFunction:
             return key
         if key in self.symbols:
             return self.symbols[key]
-        known = ", ".join([f"{s} ({q})" if s != q else s for q, s in self.symbols.items()]
-                          + self.inputs + self.loss_args)
+        params = [f"{s} ({q})" if s != q else s for q, s in self.symbols.items()]
+        more = f", ... ({len(params) - 8} more in .symbols)" if len(params) > 8 else ""
+        known = ", ".join(params[:8] + self.inputs + self.loss_args)
         raise SymgradError(f"{key!r} names no parameter, buffer or argument of "
-                           f"{type(self.module).__name__}; known names: {known}")
+                           f"{type(self.module).__name__}; known names: {known}{more}")
 
     def _shapes(self, given, kind):
         given = {self.resolve(k): v for k, v in given.items()}
