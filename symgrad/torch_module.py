@@ -18,7 +18,8 @@ one of the same rank, where a dim may be symbolic (a str). Forward's arguments n
 shape in ``shapes`` (``()`` for a scalar); the loss's extra arguments default to the shape
 of the module's output. By default ``grad_fn`` differentiates w.r.t. the trainable
 parameters, like ``loss.backward()`` (forward's arguments when there are none); ``wrt``
-may name buffers and arguments too.
+may name buffers and arguments too. Arguments that must stay fixed values (integer token
+ids, class labels) are given with ``module_function(..., constants={name: value})``.
 
 Tracing and reference. Called on symbolic Tensors, the function runs the module itself
 (``module(x)``: hooks and forward exactly as written) while the module's parameter and
@@ -148,19 +149,27 @@ class ModuleFunction:
     docstring. ``names`` are its positional parameters, ``shapes`` their shapes,
     ``wrt`` the trainable parameters, ``symbols`` {qualified name: symbol name}."""
 
-    def __init__(self, module, shapes=None, loss=None):
+    def __init__(self, module, shapes=None, loss=None, constants=None):
         self.module = module
         self.loss = loss
+        self.constants = dict(constants or {})
         kind = type(module).__name__
         self._state = _state(module)
         required, optional, self._positional_only = _signature_args(
             module.forward, f"{kind}.forward")
         shapes = dict(shapes or {})
-        self.inputs = required + [n for n in optional if n in shapes]
         self._forward_order = required + optional
-        self.loss_args = []
+        self._loss_order = []
         if loss is not None:
-            self.loss_args, _, _ = _signature_args(_loss_target(loss), "loss", skip_first=True)
+            self._loss_order, _, _ = _signature_args(_loss_target(loss), "loss",
+                                                     skip_first=True)
+        unknown = set(self.constants) - set(self._forward_order) - set(self._loss_order)
+        if unknown:
+            raise SymgradError(f"constants names {sorted(unknown)}, which are not arguments "
+                               f"of {kind}.forward{self._forward_order} or of the loss")
+        self.inputs = [n for n in required + [n for n in optional if n in shapes]
+                       if n not in self.constants]
+        self.loss_args = [n for n in self._loss_order if n not in self.constants]
         args = self.inputs + self.loss_args
         dup = {a for a in args if args.count(a) > 1}
         if dup:
@@ -176,7 +185,6 @@ class ModuleFunction:
         self.__signature__ = inspect.Signature(
             [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in self.names])
         self.shapes = self._shapes(shapes, kind)
-        self._double = None
 
     # ----- names and shapes ------------------------------------------------------------
     def resolve(self, key):
@@ -252,7 +260,7 @@ class ModuleFunction:
 
     def _call_forward(self, module, inputs):
         positional, keywords, gap = [], {}, False
-        given = dict(zip(self.inputs, inputs))
+        given = {**self.constants, **dict(zip(self.inputs, inputs))}
         for name in self._forward_order:
             if name not in given:
                 gap = True
@@ -299,7 +307,8 @@ class ModuleFunction:
         else:
             out = self._reference(state, inputs)
         if self.loss is not None:
-            return self.loss(out, *extra)
+            given = {**self.constants, **dict(zip(self.loss_args, extra))}
+            return self.loss(out, *[given[n] for n in self._loss_order])
         if isinstance(out, Tensor) and out.shape or isinstance(out, (tuple, list, dict)):
             what = (f"a Tensor of shape {fmt_shape(out.shape)}" if isinstance(out, Tensor)
                     else f"a {type(out).__name__}")
@@ -343,12 +352,14 @@ class _FunctionalCall:
         return functional_call(self.module, self.values, tuple(args), kwargs)
 
 
-def module_function(module, shapes=None, loss=None):
-    """``module`` (an nn.Module) with optional ``loss`` as a ``ModuleFunction``."""
+def module_function(module, shapes=None, loss=None, constants=None):
+    """``module`` (an nn.Module) with optional ``loss`` as a ``ModuleFunction``, which
+    ``grad_fn`` and ``check`` accept. ``constants`` gives fixed values to arguments of
+    forward or of the loss that are not symbols (integer token ids, class labels, masks)."""
     if not is_module(module):
         raise SymgradError(f"module_function needs a torch.nn.Module, got "
                            f"{type(module).__name__}")
-    return ModuleFunction(module, shapes, loss)
+    return ModuleFunction(module, shapes, loss, constants)
 
 
 def _with_loss(f, loss):
@@ -367,7 +378,7 @@ def as_function(f, shapes=None, loss=None, wrt=None):
     if isinstance(f, ModuleFunction):
         if loss is not None or shapes:
             f = ModuleFunction(f.module, {**f.shapes, **(shapes or {})},
-                               f.loss if loss is None else loss)
+                               f.loss if loss is None else loss, f.constants)
         return f, f.shapes, f.translate_wrt(wrt)
     if is_module(f):
         f = ModuleFunction(f, shapes, loss)

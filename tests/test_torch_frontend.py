@@ -700,6 +700,37 @@ def test_unsupported_layers_raise_symgrad_errors():
         sg.grad_fn(nn.LSTM(2, 3), shapes={"input": (4, 2)}, loss=lambda o: o[0].sum())
 
 
+class TinyLM(nn.Module):
+    """Token ids in, logits out: the ids and the labels are constants, not symbols."""
+
+    def __init__(self, vocab=6, d=4):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.ln = nn.LayerNorm(d)
+        self.head = nn.Linear(d, vocab, bias=False)
+
+    def forward(self, idx):
+        return self.head(self.ln(self.tok(idx)))
+
+
+def test_constant_arguments_token_ids_and_labels():
+    torch.manual_seed(0)
+    lm = TinyLM()
+    fn = sg.module_function(
+        lm, loss=lambda logits, labels: F.cross_entropy(logits, labels),
+        constants={"idx": torch.tensor([1, 4, 2, 0]), "labels": torch.tensor([4, 2, 0, 5])})
+    assert fn.names == ["W_tok", "W_ln", "b_ln", "W_head"] and fn.inputs == []
+    g = sg.grad_fn(fn)
+    assert [x.name for x in g.wrt] == ["W_tok", "W_ln", "b_ln", "W_head"]
+    assert sg.check(fn).ok
+    lm.zero_grad()
+    F.cross_entropy(lm.double()(torch.tensor([1, 4, 2, 0])), torch.tensor([4, 2, 0, 5])).backward()
+    for ours, p in zip(g.compile("torch")(*fn.arguments()), lm.parameters()):
+        torch.testing.assert_close(ours, p.grad)
+    with pytest.raises(SymgradError, match="not arguments"):
+        sg.module_function(lm, constants={"tokens": torch.tensor([1])})
+
+
 class Norms(nn.Module):
     """Buffers, a tied weight, a frozen parameter and nested names."""
 
@@ -817,7 +848,10 @@ def test_unsupported_arguments_are_named():
         torch.sum(x, dtype=torch.int64)
 
 
-def test_numeric_calls_are_untouched():
-    t = torch.ones(3, dtype=D)
-    assert torch.equal(torch.tanh(t), torch.tanh(torch.ones(3, dtype=D)))
-    assert F.gelu(t).dtype == D
+def test_torch_on_numbers_computes_and_on_symbols_traces():
+    t = torch.linspace(-1, 1, 3, dtype=D)
+    x = sg.symbol("x", (3,))
+    assert isinstance(torch.tanh(t), torch.Tensor) and isinstance(F.gelu(t), torch.Tensor)
+    assert isinstance(torch.tanh(x), sg.Tensor) and isinstance(t + x, sg.Tensor)
+    torch.testing.assert_close(sg.tanh(t), torch.tanh(t))
+    assert (t * x).op == "mul" and (t @ x).op == "matmul"
