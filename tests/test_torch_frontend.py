@@ -810,6 +810,20 @@ def test_plain_function_with_loss():
     assert sg.check(f, shapes={"W": (2, 3), "x": (3,)}, loss=torch.sum).ok
 
 
+def test_check_reference_is_real_torch_not_the_trace(monkeypatch):
+    """A wrong mapping is caught: the reference never goes through the front end."""
+    monkeypatch.setitem(tf._by_callable(), F.linear,
+                        ("torch.nn.functional.linear", lambda input, weight, bias=None:
+                         sg.matmul(input, sg.transpose(weight))))
+    mlp = nn.Sequential(nn.Linear(3, 2), nn.Tanh())
+    report = sg.check(mlp, shapes={"input": (3,)}, loss=torch.sum, raise_on_mismatch=False)
+    assert not report.ok and any("d/db0" in f for f in report.failures)
+    monkeypatch.setitem(tf._by_callable(), torch.tanh,
+                        ("torch.tanh", lambda input, *, out=None: sg.sin(input)))
+    with pytest.raises(sg.CheckError):
+        sg.check(lambda x: torch.tanh(x).sum(), shapes={"x": (3,)})
+
+
 # ----- errors --------------------------------------------------------------------------
 
 def test_unsupported_torch_function_names_it_and_says_how_to_add_it():
