@@ -1,11 +1,11 @@
 """torch.nn.functional on symbolic Tensors: activations, normalisations, losses and
 attention, written with sg ops and registered in ``torch_frontend``'s table.
 
-Only a few of these have a rule of their own (softmax, log_softmax, the plain
-cross_entropy, mse_loss and binary_cross_entropy_with_logits, softplus); the rest are
-compositions, so their gradients come from the rules of the ops they are made of, and
-they follow torch's definitions exactly (thresholds, clamps, label smoothing, the
-zero rows of fully masked attention).
+Only a few of these map onto one op with a rule (relu, softmax, log_softmax, the plain
+cross_entropy, mse_loss and binary_cross_entropy_with_logits); the rest are compositions
+(gelu, silu, layer_norm, attention, ...), so their gradients come from the rules of the
+ops they are made of. They follow torch's definitions exactly: thresholds, clamps, label
+smoothing, the zero rows of fully masked attention.
 """
 import math
 
@@ -16,9 +16,9 @@ from . import ops as sgo
 from .errors import ShapeError
 from .graph import Tensor
 from .shapes import fmt_shape
-from .torch_frontend import (_float_dtype, _no, _p_norm, _rank, _reduce, _reduction, _shape, clamp,
-                             constant_array, movedim, swap_axes, torch_op, unsupported,
-                             xlogy)
+from .torch_frontend import (_float_dtype, _no, _p_norm, _rank, _reduce, _reduction, _shape,
+                             clamp, constant_array, movedim, swap_axes, torch_op,
+                             unsupported, xlogy)
 
 
 # ----- layers and activations ----------------------------------------------------------
@@ -148,7 +148,7 @@ def hardshrink(input, lambd=0.5):
     return sgo.where(sgo.gt(sgo.abs(input), lambd), input, 0.0)
 
 
-def _softmax_dim(name, dim, rank):
+def _softmax_dim(dim, rank):
     if dim is None:  # torch's legacy implicit choice (it warns)
         return 0 if rank in (0, 1, 3) else 1
     return int(dim)
@@ -157,19 +157,19 @@ def _softmax_dim(name, dim, rank):
 @torch_op("torch.softmax", "special.softmax", "Tensor.softmax", "F.softmax")
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     _float_dtype("softmax", dtype)
-    return nn.softmax(input, _softmax_dim("softmax", dim, _rank(input)))
+    return nn.softmax(input, _softmax_dim(dim, _rank(input)))
 
 
 @torch_op("torch.log_softmax", "special.log_softmax", "Tensor.log_softmax", "F.log_softmax")
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     _float_dtype("log_softmax", dtype)
-    return nn.log_softmax(input, _softmax_dim("log_softmax", dim, _rank(input)))
+    return nn.log_softmax(input, _softmax_dim(dim, _rank(input)))
 
 
 @torch_op("F.softmin")
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
     _float_dtype("softmin", dtype)
-    return nn.softmax(-input, _softmax_dim("softmin", dim, _rank(input)))
+    return nn.softmax(-input, _softmax_dim(dim, _rank(input)))
 
 
 @torch_op("F.normalize")
@@ -316,9 +316,11 @@ def _index_mask(name, target, ignore_index):
 
 
 def _classes_last(name, input, target):
-    """Move the class dim (1 for (N, C, d...)) to the end."""
+    """Move the class dim (1 for (N, C, d...)) to the end, in probability targets too."""
     if _rank(input) <= 2:
         return input, target
+    if _rank(target) == _rank(input):
+        target = movedim(target, 1, -1)
     return movedim(input, 1, -1), target
 
 

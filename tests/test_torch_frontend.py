@@ -263,7 +263,8 @@ EXAMPLES = {
             op(x, torch.tensor([0, 3, 1]), reduction="sum", label_smoothing=0.1),
             op(x, torch.tensor([0, -100, 1]), weight=P(4)),
             op(x, torch.softmax(y, 1), label_smoothing=0.2, reduction="none"),
-            op(z, torch.tensor([[0, 3, 2], [1, 1, 0]])), op(v, torch.tensor(2))),
+            op(z, torch.tensor([[0, 3, 2], [1, 1, 0]])), op(v, torch.tensor(2)),
+            op(z, torch.softmax(z * 2, 1), label_smoothing=0.1)),
         {"x": (3, 4), "y": (3, 4), "z": (2, 4, 3), "v": (4,)}),
     "torch.nn.functional.nll_loss": Ex(
         lambda op, x: (op(torch.log_softmax(x, 1), torch.tensor([0, 3, 1])),
