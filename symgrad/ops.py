@@ -468,7 +468,27 @@ sigmoid, relu, softplus, abs, erf, sign = map(
     _unary, ["sigmoid", "relu", "softplus", "abs", "erf", "sign"])
 add, sub, mul, div, pow, maximum, minimum = map(
     _binary, ["add", "sub", "mul", "div", "pow", "maximum", "minimum"])
-gt, ge, lt, le, eq, ne = map(_binary, ["gt", "ge", "lt", "le", "eq", "ne"])
+_FLIPPED = {"gt": "lt", "ge": "le", "lt": "gt", "le": "ge", "eq": "eq", "ne": "ne"}
+
+
+def _is_constant(x):
+    return not isinstance(x, Tensor) or x.op == "const"
+
+
+def _comparison(name):
+    def f(x, y):
+        # A constant on the left moves to the right (0 < x is x > 0): torch.gt(0, x) is
+        # not valid torch, and one order lets structural hashing share the node.
+        if isinstance(y, Tensor) and _is_constant(x) and not _is_constant(y):
+            return apply(_FLIPPED[name], y, x)
+        return apply(name, x, y)
+    f.__name__ = name
+    f.__qualname__ = name
+    f.__doc__ = f"Elementwise comparison {name} with NumPy broadcasting (a boolean Tensor)."
+    return f
+
+
+gt, ge, lt, le, eq, ne = map(_comparison, ["gt", "ge", "lt", "le", "eq", "ne"])
 logical_and, logical_or = map(_binary, ["logical_and", "logical_or"])
 logical_not = _unary("logical_not")
 cast = _unary("cast")

@@ -181,7 +181,7 @@ def _zero_where(cond, value):
 
 def norm_grad(grad, x, result, axis, keepdims):
     """x · grad / ‖x‖ with 0 where the norm is 0 (torch's convention)."""
-    scale = ops.where(result == 0, 0.0, grad / result)
+    scale = div_or_zero(grad, result)
     return x * expand_reduced(scale, x, axis, keepdims)
 
 
