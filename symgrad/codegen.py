@@ -805,6 +805,8 @@ def scatter_accumulations(prog, outputs):
     """{id(add node): (fresh operand, index_scatter operand)} for sums of gradient
     slices, ``scatter(a, i) + scatter(b, j)``, which the code computes in place as
     ``p = scatter(a, i); p[j] += b`` (one buffer instead of three)."""
+    if not any(node.op == "index_scatter" for _, node, _ in prog.statements):
+        return {}
     uses = {}
     for _, node, _ in prog.statements:
         for i in node.inputs:
@@ -820,7 +822,8 @@ def scatter_accumulations(prog, outputs):
         for s, p in ((b, a), (a, b)):
             if (s.op == "index_scatter" and p.op in FRESH_OPS and uses[id(s)] == 1
                     and uses[id(p)] == 1 and p.dtype == "float"
-                    and shapes_equal(p.shape, node.shape) and id(s) not in fused.values()):
+                    and shapes_equal(p.shape, node.shape) and shapes_equal(s.shape, node.shape)
+                    and id(s) not in fused.values()):
                 fused[id(node)] = (p, s)
                 break
     return fused
@@ -833,25 +836,46 @@ def _release_temporaries(lines, prog, outputs, with_value):
     """``del`` each array temporary after its last use, as hand-written code lets it die:
     large intermediates then return to the allocator early instead of all staying
     alive until the function returns (fewer page faults, a smaller peak)."""
+    arrays = {name for name, node, _ in prog.statements if node.shape}
+    if not arrays:
+        return lines
     keep = {prog.name_of(o) for o in list(outputs) + [with_value] if o is not None}
+    keep |= {name for name, node, _ in prog.statements if not node.shape}
     last = {}
     for k, line in enumerate(lines):
         for name in _NAME.findall(line):
             last[name] = k
+    dying = [[] for _ in lines]
+    for name, k in last.items():
+        if name not in keep:
+            dying[k].append(name)
     out = []
-    for k, line in enumerate(lines):
+    for line, dead in zip(lines, dying):
         out.append(line)
-        dead = sorted((n for n, at in last.items() if at == k and n not in keep),
-                      key=lambda n: int(n[2:]))
         if dead:
-            out.append("del " + ", ".join(dead))
+            out.append("del " + ", ".join(sorted(dead, key=lambda n: int(n[2:]))))
     return out
 
 
+MAX_INLINE_DEPTH = 8
+
+
 def _body_lines(prog, outputs, zero_shapes, with_value, backend):
+    """The statements of ``prog``. A value used once is written into the expression
+    that uses it, (sin(x))*x instead of a named temporary, up to a nesting depth: fewer
+    lines for Python to compile and run, and NumPy temporaries die as soon as they are
+    consumed, as in hand-written code."""
     cache = templates(backend)
-    fused = scatter_accumulations(prog, list(outputs) + [with_value])
+    results = [o for o in list(outputs) + [with_value] if o is not None]
+    fused = scatter_accumulations(prog, results)
     skipped = {id(s) for _, s in fused.values()}
+    uses = {id(o): 2 for o in results}
+    for _, node, _ in prog.statements:
+        for i in node.inputs:
+            uses[id(i)] = uses.get(id(i), 0) + 1
+    for p, s in fused.values():
+        uses[id(p)] = uses[id(s.inputs[0])] = 2
+    deferred = {}  # name -> (expression, depth) of a value inlined where it is used
     lines = []
     for name, node, operand_names in prog.statements:
         if id(node) in skipped:
@@ -864,7 +888,22 @@ def _body_lines(prog, outputs, zero_shapes, with_value, backend):
             lines.append(f"{target}[{cache.printer._index_text(index)}] += {value}")
             lines.append(f"{name} = {target}")
             continue
-        lines.append(f"{name} = {cache.statement(node, operand_names)}")
+        tpl = cache.template(node, operand_names)
+        filled, depth = list(operand_names), 0
+        for k, operand in enumerate(operand_names):
+            if operand not in deferred:
+                continue
+            text, d = deferred.pop(operand)
+            if k in tpl.repeated:
+                lines.append(f"{operand} = {text}")
+            else:
+                filled[k] = f"({text})"
+                depth = max(depth, d)
+        text = tpl.fill(filled)
+        if uses.get(id(node), 0) == 1 and depth < MAX_INLINE_DEPTH:
+            deferred[name] = (text, depth + 1)
+        else:
+            lines.append(f"{name} = {text}")
     lines = _release_temporaries(lines, prog, outputs, with_value)
     items = [_output_code(o, prog, backend, cache.printer, s) for o, s in zip(outputs, zero_shapes)]
     result = "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
@@ -876,11 +915,23 @@ def _body_lines(prog, outputs, zero_shapes, with_value, backend):
 
 
 def build_source(outputs, inputs, backend, func_name="gradient", with_value=None,
-                 zero_shapes=None, standalone=True):
+                 zero_shapes=None, standalone=True, lazy_fallback=False):
     """Python source of a function of ``inputs`` returning the tuple ``outputs`` (None
     entries become zeros of ``zero_shapes``), or ``(value, outputs)`` with ``with_value``.
-    Returns (source, constant arrays it refers to)."""
-    zero_shapes = list(zero_shapes) if zero_shapes is not None else [x.shape for x in inputs]
+    Returns (source, constant arrays it refers to).
+
+    A NumPy function of scalars runs plain ``math`` code and falls back to NumPy where
+    math raises (log(-1), overflow), since NumPy and torch give nan and inf there. With
+    ``lazy_fallback`` the NumPy version is kept as text and compiled on first need:
+    Python's compiler is the slowest step for very long programs."""
+    if zero_shapes is None:
+        if any(o is None for o in outputs):
+            raise ValueError("build_source: give zero_shapes when an output is None")
+        zero_shapes = [o.shape for o in outputs]
+    zero_shapes = list(zero_shapes)
+    if len(zero_shapes) != len(outputs):
+        raise ValueError(f"build_source: {len(outputs)} outputs but {len(zero_shapes)} "
+                         "zero_shapes")
     targets = [o for o in outputs if o is not None]
     if with_value is not None:
         targets.append(with_value)
@@ -902,17 +953,33 @@ def build_source(outputs, inputs, backend, func_name="gradient", with_value=None
     body += _dims_code(inputs, backend)
     scalar_only = backend == "numpy" and all(not x.shape for x in inputs) and all(
         not node.shape for _, node, _ in prog.statements)
+    fallback = []
     if scalar_only:
-        # Plain floats and math first; on a domain error or overflow (where math raises
-        # and NumPy/torch give nan or inf) fall through to the NumPy version.
         body.append("try:")
         body += ["    " + line for line in
                  _body_lines(prog, outputs, zero_shapes, with_value, "math")]
         body.append("except (ArithmeticError, ValueError):")
-        body.append("    pass")
+        if lazy_fallback:
+            body.append("    return _numpy_fallback(*args)")
+        else:
+            body.append("    pass")
+    numpy_body = []
     if backend == "numpy":
-        body += [f"{x.name} = numpy.float64({x.name})" for x in inputs if not x.shape]
-    body += _body_lines(prog, outputs, zero_shapes, with_value, backend)
+        numpy_body += [f"{x.name} = numpy.float64({x.name})" for x in inputs if not x.shape]
+    numpy_body += _body_lines(prog, outputs, zero_shapes, with_value, backend)
+    if scalar_only and lazy_fallback:
+        unpack = ", ".join(names) + ("," if len(names) == 1 else "") + " = args"
+        fallback_src = "\n".join(["def _numpy_fallback_impl(*args):", "    " + unpack]
+                                 + ["    " + b for b in numpy_body]) + "\n"
+        fallback = [f"_NUMPY_FALLBACK = {fallback_src!r}", "",
+                    "def _numpy_fallback(*args):",
+                    "    global _numpy_fallback",
+                    "    exec(compile(_NUMPY_FALLBACK, '<symgrad-numpy-fallback>', 'exec'), "
+                    "globals())",
+                    "    _numpy_fallback = _numpy_fallback_impl",
+                    "    return _numpy_fallback_impl(*args)", ""]
+    else:
+        body += numpy_body
 
     lines = []
     if standalone:
@@ -923,6 +990,7 @@ def build_source(outputs, inputs, backend, func_name="gradient", with_value=None
             lines.append(f"{name} = {ctor}({arr.tolist()!r})")
     preamble = dict(templates(backend).printer.preamble)
     lines += list(preamble.values())
+    lines += fallback
     lines += ["", f"def {func_name}(*args):"] + ["    " + b for b in body]
     return "\n".join(lines) + "\n", prog.arrays
 
@@ -934,7 +1002,7 @@ def compile_function(outputs, inputs, backend, func_name="gradient", with_value=
                      zero_shapes=None):
     """Compile to a Python function whose globals hold only numpy, torch and math."""
     src, arrays = build_source(outputs, inputs, backend, func_name, with_value, zero_shapes,
-                               standalone=False)
+                               standalone=False, lazy_fallback=True)
     namespace = {"numpy": numpy, "math": math, "ArgumentError": ArgumentError}
     if backend == "torch":
         import torch

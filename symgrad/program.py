@@ -22,11 +22,13 @@ PLACEHOLDERS = [sympy.Symbol(f"sgarg{i}") for i in range(8)]
 class Template:
     """A printed statement with holes for operand names."""
 
-    __slots__ = ("pieces",)
+    __slots__ = ("pieces", "repeated")
 
     def __init__(self, text):
         parts = _PLACEHOLDER.split(text)
         self.pieces = [(int(p[5:]) if i % 2 else p) for i, p in enumerate(parts)]
+        holes = [p for p in self.pieces if isinstance(p, int)]
+        self.repeated = {h for h in holes if holes.count(h) > 1}
 
     def fill(self, names):
         return "".join(names[p] if isinstance(p, int) else p for p in self.pieces)
@@ -57,6 +59,9 @@ class TemplateCache:
     def statement(self, node, names):
         """The printed right-hand side of ``node`` given its operands' printed names
         (None for an operand inlined as a constant)."""
+        return self.template(node, names).fill(names)
+
+    def template(self, node, names):
         inline = tuple(i.attrs["value"] if n is None else None
                        for i, n in zip(node.inputs, names))
         key = (node.op, node.params, inline)
@@ -65,7 +70,7 @@ class TemplateCache:
             operands = [PLACEHOLDERS[i] if v is None else v for i, v in enumerate(inline)]
             tpl = Template(self.printer.doprint(node.local_expr(operands)))
             self.cache[key] = tpl
-        return tpl.fill(names)
+        return tpl
 
 
 class Program:

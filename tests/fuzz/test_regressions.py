@@ -87,12 +87,6 @@ def test_seed_1517_norm_of_a_zero_vector_mixed_second_derivative():
     assert np.array_equal(np.asarray(got, dtype=float), expected.numpy())
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "codegen.scatter_accumulations fuses `p + index_scatter(a, i)` into `p[i] += a` "
-    "checking that p has the sum's shape but not that the scatter does: here the scatter "
-    "is (3, 4) and broadcasts against p of shape (4, 3, 4), so p[:, 1] += a indexes the "
-    "wrong axes (NumPy ValueError; a wrong answer when the shapes happen to fit). Fix: "
-    "also require shapes_equal(s.shape, node.shape)."))
 def test_seed_1939_scatter_added_to_a_broadcast_gradient():
     """The Hessian-vector product of sum(sin(broadcast(scatter(g)) - mean(x))): its
     program adds a (3, 4) gradient slice to a (4, 3, 4) array."""
