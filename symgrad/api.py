@@ -13,7 +13,7 @@ from . import codegen, explicit as _explicit
 from .autodiff import backward
 from .errors import ArgumentError, NonScalarOutputError, ShapeError, SymgradError
 from .grad_mode import enable_grad
-from .graph import Tensor, const, symbol, zeros
+from .graph import Tensor, const, gc_paused, symbol, zeros
 from .ops import as_tensor
 from .printing import (format_expr, latex_expr, program_lines, shape_note, shared_forms)
 from .shapes import as_shape, dim_symbols, fmt_shape, shapes_equal
@@ -330,6 +330,7 @@ class GradFn(DerivativeFn):
 
 
 @enable_grad()  # a transform: under sg.no_grad its trace would carry no gradient
+@gc_paused
 def grad_fn(f, wrt=None, shapes=None, loss=None):
     """The gradient function of scalar-valued ``f``: formulas, program, compiled code.
     ``f`` may be an ``nn.Module`` (its parameters become symbols, see torch_module);

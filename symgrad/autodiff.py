@@ -10,7 +10,7 @@ Forward mode (``forward``) pushes tangents through the graph in topological orde
 the rules' JVP formulas.
 """
 from .errors import NotDifferentiableError, UnsupportedOpError
-from .graph import Tensor, topo_order, zeros
+from .graph import Tensor, gc_paused, topo_order, zeros
 from .rule_helpers import sum_to
 from .rules import rules
 from .shapes import fmt_shape, shapes_equal
@@ -59,6 +59,7 @@ def _accumulate(grads, node, contribution):
     grads[id(node)] = contribution if prev is None else prev + contribution
 
 
+@gc_paused
 def backward(outputs, seeds, sources):
     """Gradients of ``sum(seed * output)`` w.r.t. each of ``sources`` (None if zero)."""
     order = topo_order(outputs)
@@ -81,6 +82,7 @@ def backward(outputs, seeds, sources):
     return [grads.get(id(s)) for s in sources]
 
 
+@gc_paused
 def forward(outputs, sources, tangents):
     """Tangents of ``outputs`` given tangents of ``sources`` (None where zero)."""
     order = topo_order(outputs)

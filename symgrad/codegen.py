@@ -22,6 +22,7 @@ from sympy.printing.pycode import PythonCodePrinter
 
 from . import sympy_funcs as sf
 from .errors import ArgumentError
+from .graph import gc_paused
 from .program import Program, TemplateCache
 from .shapes import fmt_shape, shapes_equal
 
@@ -914,6 +915,7 @@ def _body_lines(prog, outputs, zero_shapes, with_value, backend):
     return lines
 
 
+@gc_paused
 def build_source(outputs, inputs, backend, func_name="gradient", with_value=None,
                  zero_shapes=None, standalone=True, lazy_fallback=False):
     """Python source of a function of ``inputs`` returning the tuple ``outputs`` (None
@@ -998,6 +1000,7 @@ def build_source(outputs, inputs, backend, func_name="gradient", with_value=None
 _counter = itertools.count()
 
 
+@gc_paused
 def compile_function(outputs, inputs, backend, func_name="gradient", with_value=None,
                      zero_shapes=None):
     """Compile to a Python function whose globals hold only numpy, torch and math."""

@@ -11,7 +11,7 @@ from sympy.printing.latex import LatexPrinter
 from sympy.printing.precedence import PRECEDENCE
 from sympy.printing.str import StrPrinter
 
-from .graph import topo_order
+from .graph import gc_paused, topo_order
 from .program import Program, TemplateCache
 from .shapes import fmt_shape
 
@@ -485,6 +485,7 @@ def shared_forms(outputs, reserved=(), max_inline=40):
 _text_templates = TemplateCache(_str_printer)
 
 
+@gc_paused
 def program_lines(outputs, inputs):
     """The straight-line program computing ``outputs`` ((label, node) pairs): one op per
     line, then one line per output."""

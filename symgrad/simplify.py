@@ -58,6 +58,8 @@ def scalar_fills(op, inputs, attrs, shape):
 
 def _pointwise(rest=None):
     def simplify(inputs, attrs, shape, op):
+        if not any(i.op == "const" or i.op == "broadcast_to" for i in inputs):
+            return rest(inputs, attrs, shape) if rest else None
         folded = fold(op, inputs, attrs, shape)
         if folded is not None:
             return folded
