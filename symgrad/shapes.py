@@ -54,7 +54,39 @@ def dims_equal(a, b):
         return True
     if isinstance(a, int) and isinstance(b, int):
         return False
-    return sympy.expand(sympy.sympify(a) - b) == 0
+    if sympy.expand(sympy.sympify(a) - b) == 0:
+        return True
+    return _unifier is not None and _unifier.bind(a, b)
+
+
+class Unifier:
+    """Inside ``with Unifier(dims) as u``, a symbolic dim of ``dims`` compared with a
+    concrete size is bound to it (once, consistently) instead of being unequal; the
+    bindings are in ``u.bindings``. Used to find what sizes a module with concrete
+    parameters gives to dims the user named for its inputs."""
+
+    def __init__(self, dims):
+        self.free = set(dims)
+        self.bindings = {}
+
+    def bind(self, a, b):
+        if isinstance(b, sympy.Symbol) and b in self.free:
+            a, b = b, a
+        if not (isinstance(a, sympy.Symbol) and a in self.free and isinstance(b, int)):
+            return False
+        return self.bindings.setdefault(a, b) == b
+
+    def __enter__(self):
+        global _unifier
+        self._outer, _unifier = _unifier, self
+        return self
+
+    def __exit__(self, *exc):
+        global _unifier
+        _unifier = self._outer
+
+
+_unifier = None
 
 
 def shapes_equal(a, b):

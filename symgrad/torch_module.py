@@ -32,6 +32,8 @@ import inspect
 import re
 import sys
 
+import sympy
+
 from .errors import NonScalarOutputError, ShapeError, SymgradError, UnsupportedOpError
 from .graph import Tensor, symbol
 from .shapes import as_shape, fmt_shape
@@ -230,7 +232,26 @@ class ModuleFunction:
         for a in self.loss_args:
             if a in given:
                 shapes[a] = as_shape(given[a])
-        return shapes
+        return self._bind_dims(shapes)
+
+    def _bind_dims(self, shapes):
+        """Symbolic dims of the inputs that meet the module's concrete parameters take
+        the parameters' sizes: with ``a`` of shape (1, 2), ``x: ("n",)`` in ``a @ x``
+        means n = 2 (a dim the module fixes cannot stay symbolic)."""
+        from .shapes import Unifier, dim_symbols
+        free = {d for name in self.inputs + self.loss_args for d in dim_symbols(shapes[name])}
+        fixed = [self.symbols[q] for q, _, _ in self._state if self.symbols[q] not in self._given]
+        if not free or not fixed:
+            return shapes
+        with Unifier(free) as unifier:
+            try:
+                self._forward([symbol(n, shapes[n]) for n in self.names[:len(self.symbols) + len(self.inputs)]])
+            except SymgradError:
+                return shapes
+        if not unifier.bindings:
+            return shapes
+        return {name: tuple(unifier.bindings.get(d, d) if isinstance(d, sympy.Symbol) else d
+                            for d in shape) for name, shape in shapes.items()}
 
     def _output_shape(self, shapes):
         symbols = [symbol(n, shapes[n]) for n in self.names[:len(self.symbols) + len(self.inputs)]]

@@ -776,14 +776,39 @@ def test_module_state_restored_after_an_error():
     m = CustomModule(2, 1, 3)
     before = dict(m.named_parameters())
     with pytest.raises(ShapeError):
-        sg.grad_fn(m, shapes={"x": ("n",)}, loss=torch.sum)
+        sg.grad_fn(m, shapes={"x": (5,)}, loss=torch.sum)
     assert all(p is before[q] for q, p in m.named_parameters())
+
+
+def test_spec_one_liner_binds_input_dims_to_the_modules_sizes():
+    """SPEC §2: grad_fn(module, shapes={"x": ("n",)}, loss=torch.sum) with a module of
+    concrete sizes: n meets a's second dim (2) in a @ x and takes its size."""
+    m = CustomModule(2, 1, 3)
+    g = sg.grad_fn(m, shapes={"x": ("n",)}, loss=torch.sum)
+    assert [x.shape for x in g.inputs] == [(1, 2), (3, 1), (3,), (2,)]
+    assert "dL/da = bᵀ 𝟙 xᵀ" in str(g)
+    assert sg.check(m, shapes={"x": ("n",)}, loss=torch.sum).ok
+    with pytest.raises(ShapeError, match="matmul"):   # n cannot be 2 and 4 at once
+        sg.grad_fn(lambda_module_two_inputs(), shapes={"x": ("n",), "y": ("n",)},
+                   loss=torch.sum)
+
+
+def lambda_module_two_inputs():
+    class TwoInputs(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.A = torch.nn.Parameter(torch.randn(3, 2, dtype=torch.float64))
+            self.B = torch.nn.Parameter(torch.randn(3, 4, dtype=torch.float64))
+
+        def forward(self, x, y):
+            return self.A @ x + self.B @ y
+    return TwoInputs()
 
 
 def test_module_shape_error_explains_concrete_parameter_shapes():
     with pytest.raises(ShapeError, match=r"(?s)matmul.*concrete shapes \(a: \(1, 2\), b: "
                                          r"\(3, 1\), c: \(3,\)\)"):
-        sg.grad_fn(CustomModule(2, 1, 3), shapes={"x": ("n",)}, loss=torch.sum)
+        sg.grad_fn(CustomModule(2, 1, 3), shapes={"x": (5,)}, loss=torch.sum)
 
 
 def test_module_errors():
@@ -799,7 +824,7 @@ def test_module_errors():
     with pytest.raises(SymgradError, match="known names: a, b, c, x"):
         sg.grad_fn(m, shapes={"weight": (1, 2), "x": (2,)}, loss=torch.sum)
     with pytest.raises(ShapeError, match="matmul"):
-        sg.grad_fn(m, shapes={"x": ("n",)}, loss=torch.sum)
+        sg.grad_fn(m, shapes={"x": (5,)}, loss=torch.sum)
 
 
 def test_plain_function_with_loss():
