@@ -283,8 +283,17 @@ class Tensor:
             shape = tuple(shape[0])
         return _ops.reshape(self, shape)
 
-    def squeeze(self, axis=None):
-        return _ops.squeeze(self, axis)
+    def _torch_method(self, name, args, kwargs):
+        """``torch.Tensor.<name>`` semantics, from the torch front end's table."""
+        from .torch_frontend import tensor_attribute
+        return tensor_attribute(self, name)(*args, **kwargs)
+
+    def squeeze(self, *args, **kwargs):
+        """NumPy's ``squeeze(axis=...)`` (a size-1 axis only), else torch's (a dim whose
+        size is not 1 is left alone)."""
+        if "axis" in kwargs or not args and not kwargs:
+            return _ops.squeeze(self, kwargs.get("axis"))
+        return self._torch_method("squeeze", args, kwargs)
 
     def unsqueeze(self, axis):
         return _ops.unsqueeze(self, axis)
@@ -303,7 +312,9 @@ class Tensor:
     def broadcast_to(self, shape):
         return _ops.broadcast_to(self, shape)
 
-    expand = broadcast_to
+    def expand(self, *sizes):
+        """torch's ``expand(*sizes)`` (-1 keeps a dim); ``broadcast_to`` is NumPy's."""
+        return self._torch_method("expand", sizes, {})
 
     def detach(self):
         return _ops.detach(self)
@@ -318,18 +329,34 @@ class Tensor:
     def sqrt(self): return _ops.sqrt(self)
     def abs(self): return _ops.abs(self)
     def square(self): return _ops.square(self)
-    def clamp(self, min=None, max=None): return _ops.clamp(self, min, max)
+    def clamp(self, min=None, max=None):
+        if isinstance(min, Tensor) or isinstance(max, Tensor):
+            return self._torch_method("clamp", (), {"min": min, "max": max})
+        return _ops.clamp(self, min, max)
 
     def _reduce(self, name, axis, keepdims, dim, keepdim, **kw):
         from . import reductions
         return getattr(reductions, name)(self, axis=axis if dim is None else dim,
                                          keepdims=keepdims if keepdim is None else keepdim, **kw)
 
-    def max(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
-        return self._reduce("max", axis, keepdims, dim, keepdim)
+    # Methods spelled alike in NumPy and torch but meaning different things follow NumPy
+    # when called with NumPy's keywords (axis=, keepdims=), torch otherwise:
+    # x.max(axis=1) is the values, x.max(1) is torch's (values, indices); x.norm(1) is
+    # the 1-norm; x.var(0, unbiased=False) is torch's.
+    def _numpy_style(self, args, kwargs):
+        return not args and not (set(kwargs) - {"axis", "keepdims"})
 
-    def min(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
-        return self._reduce("min", axis, keepdims, dim, keepdim)
+    def max(self, *args, **kwargs):
+        if self._numpy_style(args, kwargs):
+            return self._reduce("max", kwargs.get("axis"), kwargs.get("keepdims", False),
+                                None, None)
+        return self._torch_method("max", args, kwargs)
+
+    def min(self, *args, **kwargs):
+        if self._numpy_style(args, kwargs):
+            return self._reduce("min", kwargs.get("axis"), kwargs.get("keepdims", False),
+                                None, None)
+        return self._torch_method("min", args, kwargs)
 
     def amax(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
         return self._reduce("amax", axis, keepdims, dim, keepdim)
@@ -340,16 +367,25 @@ class Tensor:
     def prod(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
         return self._reduce("prod", axis, keepdims, dim, keepdim)
 
-    def var(self, axis=None, keepdims=False, *, dim=None, keepdim=None, correction=1):
-        return self._reduce("var", axis, keepdims, dim, keepdim, correction=correction)
+    def var(self, *args, **kwargs):
+        if not args and not (set(kwargs) - {"axis", "keepdims", "correction", "ddof"}):
+            return self._reduce("var", kwargs.get("axis"), kwargs.get("keepdims", False),
+                                None, None,
+                                correction=kwargs.get("correction", kwargs.get("ddof", 1)))
+        return self._torch_method("var", args, kwargs)
 
-    def std(self, axis=None, keepdims=False, *, dim=None, keepdim=None, correction=1):
-        return self._reduce("std", axis, keepdims, dim, keepdim, correction=correction)
+    def std(self, *args, **kwargs):
+        if not args and not (set(kwargs) - {"axis", "keepdims", "correction", "ddof"}):
+            return self._reduce("std", kwargs.get("axis"), kwargs.get("keepdims", False),
+                                None, None,
+                                correction=kwargs.get("correction", kwargs.get("ddof", 1)))
+        return self._torch_method("std", args, kwargs)
 
-    def norm(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
-        from .linalg import norm
-        return norm(self, axis=axis if dim is None else dim,
-                    keepdims=keepdims if keepdim is None else keepdim)
+    def norm(self, *args, **kwargs):
+        if self._numpy_style(args, kwargs):
+            from .linalg import norm
+            return norm(self, axis=kwargs.get("axis"), keepdims=kwargs.get("keepdims", False))
+        return self._torch_method("norm", args, kwargs)
 
     def cumsum(self, axis=None, *, dim=None):
         from .reductions import cumsum

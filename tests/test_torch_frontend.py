@@ -316,16 +316,7 @@ EXAMPLES = {
 
 # sg.Tensor defines these methods itself, with semantics that differ from torch's for some
 # arguments; graph.py is not the front end's to change (reported).
-KNOWN_METHOD_GAPS = {
-    "torch.Tensor.clamp": "sg.Tensor.clamp takes number bounds only",
-    "torch.Tensor.max": "sg.Tensor.max(dim) returns the values, not (values, indices)",
-    "torch.Tensor.min": "sg.Tensor.min(dim) returns the values, not (values, indices)",
-    "torch.Tensor.norm": "sg.Tensor.norm's first argument is the axis, not p",
-    "torch.Tensor.var": "sg.Tensor.var has no unbiased argument",
-    "torch.Tensor.std": "sg.Tensor.std has no unbiased argument",
-    "torch.Tensor.squeeze": "sg.Tensor.squeeze raises on a dim whose size is not 1",
-    "torch.Tensor.expand": "sg.Tensor.expand takes one shape, not *sizes with -1",
-}
+KNOWN_METHOD_GAPS = {}  # torch methods whose sg.Tensor spelling still means something else
 
 
 def _canonical():
