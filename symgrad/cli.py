@@ -19,7 +19,7 @@ USAGE_EXIT = 2
 CHECK_FAILED_EXIT = 1
 
 
-class UsageError(Exception):
+class UsageError(SymgradError):
     """A bad FILE:FUNC, a missing file or function, or inconsistent options."""
 
 
@@ -101,13 +101,30 @@ def build_parser():
     return p
 
 
+def _check_source(path):
+    """A UsageError unless ``path`` holds text Python can read (not a binary file)."""
+    import tokenize
+    try:
+        with tokenize.open(path) as fh:
+            text = fh.read()
+    except (UnicodeDecodeError, SyntaxError) as e:
+        raise UsageError(f"{path} is not Python source ({e})") from None
+    except OSError as e:
+        raise UsageError(f"cannot read {path}: {e.strerror}") from None
+    if "\0" in text:
+        raise UsageError(f"{path} is not Python source (it contains null bytes)")
+
+
 def load_function(target):
     """The function ``FUNC`` of ``FILE:FUNC``; raises UsageError with a readable message."""
     path, sep, func = target.rpartition(":")
     if not sep or not path or not func:
         raise UsageError(f"expected FILE:FUNC (e.g. examples/mlp_cli.py:loss), got {target!r}")
+    if os.path.isdir(path):
+        raise UsageError(f"{path} is a directory; give a Python file (FILE:FUNC)")
     if not os.path.isfile(path):
         raise UsageError(f"no such file: {path}")
+    _check_source(path)
     folder = os.path.dirname(os.path.abspath(path))
     sys.path.insert(0, folder)       # let the file import its neighbours, as `python FILE` does
     try:

@@ -33,6 +33,10 @@ class NotDifferentiableError(SymgradError, ValueError):
     """A gradient was requested through a path that has none."""
 
 
+class OperandError(SymgradError, TypeError):
+    """A value symgrad cannot trace or compute with (None, a string, an object array)."""
+
+
 class ArgumentError(SymgradError, TypeError):
     """A compiled gradient called with the wrong number, kind or shape of arguments."""
 

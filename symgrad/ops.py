@@ -14,7 +14,7 @@ from sympy import S
 from sympy.codegen.cfunctions import expm1 as sym_expm1, log1p as sym_log1p
 
 from . import sympy_funcs as sf
-from .errors import ShapeError, SymgradError, UnsupportedOpError
+from .errors import OperandError, ShapeError, SymgradError, UnsupportedOpError
 from .graph import Tensor, const, leaf, make
 from .shapes import (as_dim, as_shape, broadcast_shapes, dims_equal, fmt_shape,
                      normalize_axes, normalize_axis, numel, shapes_equal)
@@ -110,7 +110,30 @@ def _div_expr(x, y):
 def _pow_expr(x, y):
     if x == 0 and sympy.sympify(y).is_negative:
         return S.Infinity
+    if isinstance(x, sympy.Number) and isinstance(y, sympy.Number):
+        # Folding constants: SymPy would compute 3**(10**9) exactly (a hang), torch gives
+        # inf. Keep SymPy's exact value only when it is a modest finite float.
+        value = _float_pow(x, y)
+        if not math.isfinite(value) or value == 0 or abs(y) > 64:
+            return _ieee(value)
     return x ** y
+
+
+def _float_pow(x, y):
+    import numpy
+    try:
+        with numpy.errstate(all="ignore"):
+            return float(numpy.float64(float(x)) ** numpy.float64(float(y)))
+    except OverflowError:                     # float() of an integer beyond 1e308
+        return math.inf if abs(x) > 1 else 0.0
+
+
+def _ieee(value):
+    if math.isnan(value):
+        return S.NaN
+    if math.isinf(value):
+        return S.Infinity if value > 0 else S.NegativeInfinity
+    return sympy.Float(value) if value != int(value) else sympy.Integer(int(value))
 
 
 def _log_expr(x):
@@ -367,8 +390,9 @@ def as_tensor(x, op="op"):
         if arr.ndim == 0:
             return const(arr.item())
         return array_const(arr)
-    raise TypeError(f"{op}: cannot use a {type(x).__name__} as an operand; "
-                    "pass a number, an array or a symgrad Tensor")
+    hint = " (did the function return nothing?)" if x is None and op == "output" else ""
+    raise OperandError(f"{op}: cannot use a {type(x).__name__} as an operand{hint}; "
+                       "pass a number, an array or a symgrad Tensor")
 
 
 class ArrayValue:
