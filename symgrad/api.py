@@ -59,7 +59,8 @@ def parameters(f):
     try:
         sig = inspect.signature(f)
     except (TypeError, ValueError):
-        raise SymgradError(f"cannot read the parameters of {f!r}; pass a Python function")
+        raise SymgradError(f"cannot read the parameters of {f!r}; pass a Python function "
+                           "or an nn.Module") from None
     kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     params = [p for p in sig.parameters.values() if p.kind in kinds]
     return params

@@ -781,7 +781,7 @@ def _zeros_code(shape, backend):
     return f"torch.zeros({_shape_tuple(shape)}, dtype=_dt, device=_dev)"
 
 
-def _output_code(node, prog, backend, printer, shape):
+def _output_code(node, name_of, backend, printer, shape):
     """The returned expression for one output: a fresh array of the right shape."""
     if node is None:
         return _zeros_code(shape, backend)
@@ -791,7 +791,7 @@ def _output_code(node, prog, backend, printer, shape):
         if not node.shape and backend == "numpy":
             return printer.doprint(node.attrs["value"])
         return printer.doprint(sf.FillOp(sf.sym_tuple(node.shape), node.attrs["value"]))
-    name = prog.name_of(node)
+    name = name_of(node)
     if node.op in ("symbol", "broadcast_to", "array") and node.shape:
         return (f"numpy.array({name}, dtype=numpy.float64)" if backend == "numpy"
                 else f"{name}.clone()")
@@ -834,15 +834,14 @@ def scatter_accumulations(prog, outputs):
 _NAME = re.compile(r"\b_t\d+\b")
 
 
-def _release_temporaries(lines, prog, outputs, with_value):
+def _release_temporaries(lines, prog, keep):
     """``del`` each array temporary after its last use, as hand-written code lets it die:
     large intermediates then return to the allocator early instead of all staying
     alive until the function returns (fewer page faults, a smaller peak)."""
     arrays = {name for name, node, _ in prog.statements if node.shape}
     if not arrays:
         return lines
-    keep = {prog.name_of(o) for o in list(outputs) + [with_value] if o is not None}
-    keep |= {name for name, node, _ in prog.statements if not node.shape}
+    keep = set(keep) | {name for name, node, _ in prog.statements if not node.shape}
     last = {}
     for k, line in enumerate(lines):
         for name in _NAME.findall(line):
@@ -866,7 +865,8 @@ def _body_lines(prog, outputs, zero_shapes, with_value, backend):
     """The statements of ``prog``. A value used once is written into the expression
     that uses it, (sin(x))*x instead of a named temporary, up to a nesting depth: fewer
     lines for Python to compile and run, and NumPy temporaries die as soon as they are
-    consumed, as in hand-written code."""
+    consumed, as in hand-written code. Gradient slices (``index_scatter``) are written
+    into a zeros buffer in place, and a sum of them accumulates into one buffer."""
     cache = templates(backend)
     results = [o for o in list(outputs) + [with_value] if o is not None]
     fused = scatter_accumulations(prog, results)
@@ -875,23 +875,38 @@ def _body_lines(prog, outputs, zero_shapes, with_value, backend):
     for _, node, _ in prog.statements:
         for i in node.inputs:
             uses[id(i)] = uses.get(id(i), 0) + 1
-    for p, s in fused.values():
-        uses[id(p)] = uses[id(s.inputs[0])] = 2
-    deferred = {}  # name -> (expression, depth) of a value inlined where it is used
+    for p, _ in fused.values():
+        uses[id(p)] = 2
+    alias = {}      # name -> the name holding its value (a buffer accumulated in place)
+    deferred = {}   # name -> (expression, depth) of a value inlined where it is used
     lines = []
+
+    def operand_text(name):
+        """An operand's printed value: its deferred expression, or its (aliased) name."""
+        if name in deferred:
+            return f"({deferred.pop(name)[0]})"
+        return alias.get(name, name)
+
     for name, node, operand_names in prog.statements:
         if id(node) in skipped:
             continue
         if id(node) in fused:
             p, s = fused[id(node)]
-            target = prog.name_of(p)
-            value = prog.name_of(s.inputs[0])
-            index = s.local_expr([sympy.Symbol(value)]).args[2]
+            target = alias.get(prog.name_of(p), prog.name_of(p))
+            value = operand_text(prog.name_of(s.inputs[0]))
+            index = s.local_expr([sympy.Symbol("_")]).args[2]
             lines.append(f"{target}[{cache.printer._index_text(index)}] += {value}")
-            lines.append(f"{name} = {target}")
+            alias[name] = target
+            continue
+        if node.op == "index_scatter" and backend != "math":
+            value = operand_text(operand_names[0]) if operand_names[0] else \
+                cache.printer.doprint(node.inputs[0].attrs["value"])
+            index = node.local_expr([sympy.Symbol("_")]).args[2]
+            lines.append(f"{name} = {_zeros_code(node.shape, backend)}")
+            lines.append(f"{name}[{cache.printer._index_text(index)}] = {value}")
             continue
         tpl = cache.template(node, operand_names)
-        filled, depth = list(operand_names), 0
+        filled, depth = [alias.get(n, n) if n else n for n in operand_names], 0
         for k, operand in enumerate(operand_names):
             if operand not in deferred:
                 continue
@@ -906,11 +921,18 @@ def _body_lines(prog, outputs, zero_shapes, with_value, backend):
             deferred[name] = (text, depth + 1)
         else:
             lines.append(f"{name} = {text}")
-    lines = _release_temporaries(lines, prog, outputs, with_value)
-    items = [_output_code(o, prog, backend, cache.printer, s) for o, s in zip(outputs, zero_shapes)]
+
+    def name_of(node):
+        name = prog.name_of(node)
+        return alias.get(name, name)
+
+    keep = {name_of(o) for o in results}
+    lines = _release_temporaries(lines, prog, keep)
+    items = [_output_code(o, name_of, backend, cache.printer, s)
+             for o, s in zip(outputs, zero_shapes)]
     result = "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
     if with_value is not None:
-        value = _output_code(with_value, prog, backend, cache.printer, with_value.shape)
+        value = _output_code(with_value, name_of, backend, cache.printer, with_value.shape)
         result = f"{value}, {result}"
     lines.append(f"return {result}")
     return lines
