@@ -50,9 +50,11 @@ TAME = 4.0           # values larger than this feeding an unrestricted input go 
 HUGE = 1e6           # a step whose value exceeds this (at generation) is rejected
 # Ops not differentiable where their value is 0 (std of equal elements, norm of 0): torch
 # sets the gradient to 0 there (so does symgrad, tests/test_robustness.py) but its own
-# second derivatives are nan, so there is no reference; such steps are rejected like
-# inputs outside the domain.
+# second derivatives are nan, so there is no reference. A step of one of these whose
+# value is 0 for any of SINGULAR_DRAWS fresh draws of the inputs (class indices are 0 a
+# third of the time) is rejected like an input outside the domain.
 SINGULAR_AT_ZERO = {"std", "norm"}
+SINGULAR_DRAWS = 16
 
 
 # ----- domains of template inputs, read off their samplers ------------------------------
@@ -108,14 +110,10 @@ def domain_of(sampler):
 
 # ----- glue: the same few functions in both modes ---------------------------------------
 
-def _sg_eye(n):
-    return sg.eye(n)
-
-
 GLUE = {
     "sg": {"tanh": sg.tanh, "sigmoid": sg.sigmoid, "mean": sg.mean, "sum": sg.sum,
            "sin": sg.sin, "softmax": lambda v: sg.softmax(v, -1),
-           "broadcast": sg.broadcast_to, "T": sg.transpose, "eye": _sg_eye},
+           "broadcast": sg.broadcast_to, "T": sg.transpose, "eye": sg.eye},
     "torch": {"tanh": torch.tanh, "sigmoid": torch.sigmoid, "mean": torch.mean,
               "sum": torch.sum, "sin": torch.sin, "softmax": lambda v: torch.softmax(v, -1),
               "broadcast": torch.broadcast_to, "T": lambda a: a.T,
@@ -412,7 +410,7 @@ class Generator:
         op = None
         if b is not None:
             op = Operand(vi, domain=dom)
-        elif dom.kind not in ("fresh",) and not same:
+        elif not same:
             if tshape == () and vshape and self.rng.random() < 0.7:
                 b, op = dict(binding), Operand(vi, reduce=True, domain=dom)
             elif self.rng.random() < 0.7:
@@ -487,11 +485,14 @@ class Generator:
                   and not (op in SINGULAR_AT_ZERO and bool((t_out.abs() < 1e-6).any())))
         except Exception:  # noqa: BLE001 - the template does not apply here
             ok = False
-        if not ok:
-            self.rollback(mark)
-            return False
         p.steps.append(step)
         p.values.append(("step", len(p.steps) - 1))
+        if ok and op in SINGULAR_AT_ZERO:
+            ok = not self.ever_zero()
+        if not ok:
+            del p.steps[-1]
+            self.rollback(mark)
+            return False
         try:
             s_out = p.apply(step, self.sg_vals, "sg")
         except Exception as e:  # noqa: BLE001 - torch accepted it, symgrad did not
@@ -512,6 +513,20 @@ class Generator:
         for o in operands:
             self.consumed.add(o.value)
         return True
+
+    def ever_zero(self):
+        """Whether the last value is 0 anywhere for some fresh draw of the inputs."""
+        p = self.program
+        rng = np.random.default_rng(p.seed + 1)
+        for _ in range(SINGULAR_DRAWS):
+            args = [torch.tensor(p.sample(i.name, self.concrete(self.sg_vals[k].shape), rng))
+                    for k, i in zip((k for k, (kind, _) in enumerate(p.values)
+                                     if kind == "input"), p.inputs)]
+            with torch.no_grad():
+                _, env = p.run("torch", args)
+            if bool((env[-1].abs() < 1e-6).any()):
+                return True
+        return False
 
     def rollback(self, mark):
         p = self.program
