@@ -104,11 +104,11 @@ defop("const", 0, _const_expr, shape=lambda op, s, a: a["shape"],
 # SymPy turns x/0, 0**-1 and log(0) into ComplexInfinity, which has no sign and no
 # printed form; torch computes IEEE values (x/0 = x*inf, 0**-1 = inf, log(0) = -inf).
 def _div_expr(x, y):
-    return x * S.Infinity if y == 0 else x / y
+    return x * S.Infinity if sympy.sympify(y).is_zero else x / y
 
 
 def _pow_expr(x, y):
-    if x == 0 and sympy.sympify(y).is_negative:
+    if sympy.sympify(x).is_zero and sympy.sympify(y).is_negative:
         return S.Infinity
     if isinstance(x, sympy.Number) and isinstance(y, sympy.Number):
         # Folding constants: SymPy would compute 3**(10**9) exactly (a hang), torch gives
@@ -137,11 +137,11 @@ def _ieee(value):
 
 
 def _log_expr(x):
-    return S.NegativeInfinity if x == 0 else sympy.log(x)
+    return S.NegativeInfinity if sympy.sympify(x).is_zero else sympy.log(x)
 
 
 def _log1p_expr(x):
-    return S.NegativeInfinity if x == -1 else sym_log1p(x)
+    return S.NegativeInfinity if (sympy.sympify(x) + 1).is_zero else sym_log1p(x)
 
 
 UNARY = {
