@@ -22,7 +22,7 @@ from sympy.printing.precedence import PRECEDENCE
 from sympy.printing.pycode import PythonCodePrinter
 
 from . import sympy_funcs as sf
-from .errors import ArgumentError
+from .errors import ArgumentError, ShapeError
 from .graph import gc_paused
 from .program import Program, TemplateCache
 from .shapes import fmt_shape, shapes_equal
@@ -38,6 +38,14 @@ def _has_scipy():
         return False
 
 
+def _float_literal(value):
+    if math.isnan(value):
+        return "math.nan"
+    if math.isinf(value):
+        return "math.inf" if value > 0 else "(-math.inf)"
+    return repr(value) if value >= 0 else f"({value!r})"
+
+
 def _is_scalar_constant(e):
     """A number or an expression in dims (integer symbols): a Python scalar at run time."""
     return e.is_number or bool(e.free_symbols) and all(s.is_integer for s in e.free_symbols)
@@ -49,17 +57,24 @@ class _ArrayPrinterMixin:
     M = "numpy"
 
     def _print(self, expr, **kwargs):
+        """A number subexpression (exp(2), 1/(2*pi)) is printed as its float64 value,
+        with IEEE semantics: what overflows is inf, what is not real is nan (as in torch)."""
         if isinstance(expr, sympy.Expr) and not expr.is_Atom and expr.is_number:
-            try:
-                value = complex(expr.evalf())
-            except (TypeError, ValueError):
-                value = complex(math.nan)
-            if value.imag == 0 and math.isfinite(value.real):
-                return repr(value.real) if value.real >= 0 else f"({value.real!r})"
+            value = expr.evalf()
+            if value.is_Number or value.is_number and value.is_extended_real is False:
+                try:
+                    value = complex(value)
+                except (TypeError, ValueError, OverflowError):
+                    value = complex(math.inf if value.is_extended_positive else math.nan)
+                return _float_literal(value.real if value.imag == 0 else math.nan)
         return super()._print(expr, **kwargs)
 
     def _print_Float(self, expr):
-        return repr(float(expr))
+        return _float_literal(float(expr))
+
+    def _print_Integer(self, expr):
+        # beyond 2**53 an integer is a float for every backend (torch.pow rejects 2**64)
+        return str(int(expr)) if abs(expr) <= 2 ** 53 else _float_literal(float(expr))
 
     def _print_Infinity(self, expr):
         return "math.inf"
@@ -692,7 +707,7 @@ class MathCodePrinter(_ArrayPrinterMixin, PythonCodePrinter):
         shape, value = expr.args
         if len(shape):
             raise ValueError("MathCodePrinter prints scalars only")
-        return repr(float(value))
+        return _float_literal(float(value))
 
 
 _torch_printer_class = None
@@ -746,16 +761,19 @@ def _dims_code(inputs, backend):
         name, shape = x.name, x.shape
         want = fmt_shape(shape)
         if backend == "numpy" and shape:
-            lines.append(f"if type({name}) is not numpy.ndarray:")
-            lines.append(f"    {name} = numpy.asarray({name})")
-        ndim = f"{name}.ndim" if backend == "numpy" and shape else (
-            f"numpy.ndim({name})" if backend == "numpy" else f"{name}.dim()")
-        if backend == "numpy" and not shape:
-            lines.append(f"if type({name}) is not float and {ndim} != 0:")
-        else:
-            lines.append(f"if {ndim} != {len(shape)}:")
+            lines.append(f"if type({name}) is not numpy.ndarray or {name}.dtype.kind not in 'fiu':")
+            lines.append(f"    {name} = _real_array({name}, '{name}')")
+        elif backend == "numpy":
+            lines.append(f"if type({name}) is not float:")
+            lines.append(f"    {name} = _real_array({name}, '{name}')")
+            lines.append(f"    if type({name}) is not float:")
+            lines.append(f"        raise ArgumentError('argument {name} must have shape (), "
+                         f"got shape %s' % (tuple({name}.shape),))")
+            continue
+        ndim = f"{name}.ndim" if backend == "numpy" else f"{name}.dim()"
+        lines.append(f"if {ndim} != {len(shape)}:")
         lines.append(f"    raise ArgumentError('argument {name} must have shape {want}, "
-                     f"got shape %s' % (tuple(numpy.shape({name})),))")
+                     f"got shape %s' % (tuple({name}.shape),))")
         for axis, d in enumerate(shape):
             got = f"{name}.shape[{axis}]"
             if isinstance(d, sympy.Symbol) and str(d) not in bound:
@@ -773,6 +791,48 @@ def _dims_code(inputs, backend):
     return lines
 
 
+# Arguments that are not already float arrays go through these (generated code, so
+# compiled functions and source() need nothing from symgrad).
+ARGUMENT_HELPERS = {
+    "numpy": (
+        "def _real_array(value, name):\n"
+        "    array = numpy.asarray(value)\n"
+        "    if array.dtype.kind not in 'fiu':\n"
+        "        raise ArgumentError('argument %s must be real numbers (float or int), got "
+        "%s of dtype %s' % (name, type(value).__name__, array.dtype))\n"
+        "    return array if array.ndim else float(array)\n"),
+    "torch": (
+        "def _real_tensor(value, name):\n"
+        "    if isinstance(value, torch.Tensor):\n"
+        "        raise ArgumentError('argument %s must be a floating-point tensor, got dtype "
+        "%s; convert it with .double() or .float()' % (name, value.dtype))\n"
+        "    array = numpy.asarray(value)\n"
+        "    if array.dtype.kind not in 'fiu':\n"
+        "        raise ArgumentError('argument %s must be real numbers, got %s of dtype %s' "
+        "% (name, type(value).__name__, array.dtype))\n"
+        "    return torch.as_tensor(array, dtype=torch.float64)\n"),
+}
+
+
+def _check_dims_bound(prog, inputs):
+    """Compiled code learns each symbolic dim from an argument's shape: a dim that only
+    appears inside the function (``broadcast_to(x, ("k", 3))``) has no value at run time."""
+    from .shapes import dim_symbols
+    bound = {d for x in inputs for d in dim_symbols(x.shape)}
+    for _, node, _ in prog.statements:
+        dims = set(dim_symbols(node.shape))
+        if node.op == "const":
+            dims |= {s for s in node.attrs["value"].free_symbols if s.is_integer}
+        free = dims - bound
+        if free:
+            names = ", ".join(sorted(map(str, free)))
+            raise ShapeError(
+                f"the dim {names} is used by {node.op} (shape {fmt_shape(node.shape)}) but no "
+                f"argument's shape contains it, so compiled code cannot know its size; give "
+                f"{names} to an argument's shape (shapes={{...: (..., {names!r}, ...)}}) or "
+                "use a concrete size")
+
+
 def _zeros_code(shape, backend):
     if backend == "math":
         return "0.0"
@@ -787,7 +847,7 @@ def _output_code(node, name_of, backend, printer, shape):
         return _zeros_code(shape, backend)
     if node.op == "const":
         if not node.shape and backend == "math":
-            return repr(float(node.attrs["value"]))
+            return _float_literal(float(node.attrs["value"]))
         if not node.shape and backend == "numpy":
             return printer.doprint(node.attrs["value"])
         return printer.doprint(sf.FillOp(sf.sym_tuple(node.shape), node.attrs["value"]))
@@ -961,6 +1021,7 @@ def build_source(outputs, inputs, backend, func_name="gradient", with_value=None
     if with_value is not None:
         targets.append(with_value)
     prog = Program(targets, inputs, prefix="_t", local_arrays=backend == "torch")
+    _check_dims_bound(prog, inputs)
     names = [x.name for x in inputs]
     body = [f"if len(args) != {len(inputs)}:",
             f"    raise ArgumentError('{func_name}() takes {len(inputs)} arguments "
@@ -969,8 +1030,8 @@ def build_source(outputs, inputs, backend, func_name="gradient", with_value=None
         body.append(", ".join(names) + ("," if len(names) == 1 else "") + " = args")
     if backend == "torch":
         for n in names:
-            body.append(f"{n} = {n} if isinstance({n}, torch.Tensor) else "
-                        f"torch.as_tensor({n}, dtype=torch.float64)")
+            body.append(f"if not isinstance({n}, torch.Tensor) or not {n}.is_floating_point():")
+            body.append(f"    {n} = _real_tensor({n}, '{n}')")
         body.append(f"_dt, _dev = {names[0]}.dtype, {names[0]}.device" if names
                     else "_dt, _dev = torch.float64, torch.device('cpu')")
         for name, local in prog.array_locals.items():
@@ -1014,7 +1075,7 @@ def build_source(outputs, inputs, backend, func_name="gradient", with_value=None
             ctor = "torch.tensor" if backend == "torch" else "numpy.array"
             lines.append(f"{name} = {ctor}({arr.tolist()!r})")
     preamble = dict(templates(backend).printer.preamble)
-    lines += list(preamble.values())
+    lines += [ARGUMENT_HELPERS[backend]] + list(preamble.values())
     lines += fallback
     lines += ["", f"def {func_name}(*args):"] + ["    " + b for b in body]
     return "\n".join(lines) + "\n", prog.arrays

@@ -186,6 +186,18 @@ class Tensor:
 
     __index__ = __int__
 
+    def __round__(self, ndigits=None):
+        raise ControlFlowError(
+            f"round() of a symbolic Tensor ({self.op}) has no value while tracing; "
+            "round values outside the traced function, or keep them symbolic")
+
+    def __format__(self, spec):
+        if spec:
+            raise ControlFlowError(
+                f"format spec {spec!r} applied to a symbolic Tensor ({self.op}) needs a "
+                "value; print it without a spec (str(x)) or format numbers after compiling")
+        return str(self)
+
     def __complex__(self):
         raise ControlFlowError(
             f"complex() of a symbolic Tensor ({self.op}) has no value while tracing")
