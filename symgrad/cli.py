@@ -191,5 +191,10 @@ def main(argv=None):
             parser.error(" ".join(str(e).split()))
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else (0 if e.code is None else USAGE_EXIT)
-    print(text)
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # the reader stopped early (symgrad ... | head): not an error, and no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0

@@ -744,7 +744,8 @@ def templates(backend):
     if cache is None:
         if backend not in PRINTERS:
             raise ArgumentError(f"unknown backend {backend!r}; choose 'numpy' or 'torch'")
-        cache = _template_caches[backend] = TemplateCache(PRINTERS[backend]())
+        cache = _template_caches[backend] = TemplateCache(PRINTERS[backend](),
+                                                          float_constants=True)
     return cache
 
 

@@ -61,8 +61,9 @@ def _as_float(node, position, value):
 class TemplateCache:
     """Templates of one printer, keyed by op, parameters and inlined constants."""
 
-    def __init__(self, printer):
+    def __init__(self, printer, float_constants=False):
         self.printer = printer
+        self.float_constants = float_constants
         self.cache = {}
 
     def statement(self, node, names):
@@ -76,7 +77,8 @@ class TemplateCache:
         key = (node.op, node.params, inline)
         tpl = self.cache.get(key)
         if tpl is None:
-            operands = [PLACEHOLDERS[i] if v is None else _as_float(node, i, v)
+            operands = [PLACEHOLDERS[i] if v is None else
+                        _as_float(node, i, v) if self.float_constants else v
                         for i, v in enumerate(inline)]
             tpl = Template(self.printer.doprint(node.local_expr(operands)))
             self.cache[key] = tpl
