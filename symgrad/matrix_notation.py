@@ -489,6 +489,8 @@ class Renderer:
         if k == "num":
             text = s.number(t.data)
             atom = t.data.is_Symbol or (t.data.is_Integer or t.data.is_Float) and t.data >= 0
+            # a positive fraction is one block in LaTeX (\frac{1}{N}), a quotient in text
+            atom = atom or isinstance(s, LatexStyle) and bool(t.data.is_positive)
             return text, ATOM if atom else MUL
         if k == "ones":
             return s.ONES, ATOM
