@@ -6,8 +6,8 @@ program, and compiled NumPy or PyTorch code checked against ``torch.autograd``.
 """
 from .api import GradFn, TensorSpec, grad, grad_fn
 from .errors import (ArgumentError, CheckError, ControlFlowError, NonScalarOutputError,
-                     NotDifferentiableError, RuleError, ShapeError, SymgradError,
-                     UnsupportedOpError)
+                     NotDifferentiableError, OperandError, RuleError, ShapeError,
+                     SymgradError, UnsupportedOpError)
 from .graph import Tensor, const, symbol
 from .ops import (abs, acos, add, asin, atan, broadcast_to, cast, clamp, cos, cosh, detach, div,
                   eq, erf, exp, expm1, ge, gt, le, log, log1p, logical_and, logical_not,
@@ -59,5 +59,5 @@ __all__ = [
     # errors
     "SymgradError", "ShapeError", "UnsupportedOpError", "NonScalarOutputError",
     "ControlFlowError", "RuleError", "NotDifferentiableError", "ArgumentError", "CheckError",
-    "FunctionError",
+    "FunctionError", "OperandError",
 ]
