@@ -9,7 +9,7 @@ import math
 
 import numpy
 
-from .codegen import templates
+from .code_printers import templates
 from .ops import OPS, _torch
 from .program import PLACEHOLDERS
 

@@ -346,11 +346,11 @@ def test_unknown_backend():
 def test_special_functions_with_and_without_scipy(scipy, monkeypatch):
     """sigmoid and erf print as SciPy ufuncs when SciPy is there, NumPy code otherwise;
     both agree with torch, also far in the tails."""
-    from symgrad import codegen
+    from symgrad import code_printers
     if scipy:
         pytest.importorskip("scipy")
-    monkeypatch.setattr(codegen, "_has_scipy", lambda: scipy)
-    monkeypatch.setattr(codegen, "_template_caches", {})
+    monkeypatch.setattr(code_printers, "_has_scipy", lambda: scipy)
+    monkeypatch.setattr(code_printers, "_template_caches", {})
 
     def f(x):
         return sg.sum(sg.sigmoid(x) * sg.erf(x) + sg.softplus(x))
