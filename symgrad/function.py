@@ -22,12 +22,13 @@ On symbolic Tensors ``Exp.apply(x)`` works in four steps (``_apply_symbolic``):
    ``simple_variable_wrong``).
 3. The application is recorded in the outer graph. The forward graph is replayed on the
    actual inputs (its values are shared and compiled like any others) and each output is
-   a ``custom`` node with inputs (forward value, *Tensor arguments). The node carries its
-   own rule in ``attrs["rule"]`` (read by ``autodiff.rule_for``): its VJP is the traced
-   backward with the placeholders replaced by the saved values and the incoming gradient.
-   The forward value gets no gradient: the custom backward stands for its derivative.
-4. A saved intermediate is promoted to a hidden output: its replayed node is a value of
-   the outer graph and the backward reads that node. Differentiating the backward again
+   a ``custom`` node with inputs (every output's forward value, *Tensor arguments, *saved
+   intermediates). The node carries its own rule in ``attrs["rule"]`` (read by
+   ``autodiff.rule_for``): its VJP is the traced backward with the placeholders replaced
+   by the saved values (read from the node's inputs) and the incoming gradient. The
+   forward values get no gradient: the custom backward stands for their derivative.
+4. A saved intermediate is promoted to a hidden output: its replayed node is an input of
+   the custom nodes and the backward reads that node. Differentiating the backward again
    sends gradient into it, and from it through the forward's own ops to the inputs:
    seed 003's fix for ``simple_variable``, where ``t`` had to become an output of the tape.
 
@@ -154,22 +155,25 @@ def _arg_names(cls, n):
 # ----- symbolic application ------------------------------------------------------------
 
 class Application:
-    """One application of a Function in the graph, and the rule of its output nodes."""
+    """One application of a Function: the rule of its output nodes.
+
+    It holds no value of the outer graph. Each differentiable output is a ``custom`` node
+    whose inputs are every output's forward value, then the Tensor arguments, then the
+    saved intermediates (``layout``), so any rewrite of the graph (``substitute``, the
+    transforms' primal substitution) carries them along, and the interning table does not
+    keep the application's graph alive. The traced backward lives on placeholders."""
 
     def __init__(self, cls, arg_names):
         self.cls = cls
         self.name = cls.__name__
         self.arg_names = arg_names
-        self.inputs = []          # the Tensor arguments (outer graph)
-        self.input_positions = []  # their positions among forward's arguments
-        self.outputs = []         # the differentiable outputs: ``custom`` nodes
-        self.saved = ()           # what backward reads, as outer nodes (None kept)
-        self.hidden = []          # saved intermediates promoted to hidden outputs
+        self.input_positions = []  # positions of the Tensor arguments among forward's
+        self.n_values = 0         # forward values (one per differentiable output)
+        self.n_args = 0           # Tensor arguments
+        self.saved_from = []      # per saved tensor: None, ("value", j), ("arg", i), ("hidden", h)
         self.saved_ph = []
         self.grad_ph = []
         self.grads = []           # backward's result per Tensor argument, over placeholders
-        self._cache = None
-        self._view = None
 
     # the interface of a Rule, as autodiff uses it
     differentiable = True
@@ -181,39 +185,79 @@ class Application:
         except (OSError, TypeError):
             return self.cls.__qualname__
 
+    # ----- reading a custom node ---------------------------------------------------------
+    def outputs(self, node):
+        """Every differentiable output of the application ``node`` belongs to."""
+        return tuple(make("custom", node.inputs, (("rule", self), ("index", k)))
+                     for k in range(self.n_values))
+
+    def arguments(self, node):
+        return node.inputs[self.n_values:self.n_values + self.n_args]
+
+    def hidden(self, node):
+        """The saved intermediates: inputs of the node, so gradients of gradients reach
+        the arguments through them (seed 003's ``simple_variable`` fix)."""
+        return node.inputs[self.n_values + self.n_args:]
+
+    def saved(self, node):
+        """What backward reads, as values of the outer graph."""
+        outputs = None
+        out = []
+        for src in self.saved_from:
+            if src is None:
+                out.append(None)
+            elif src[0] == "value":
+                outputs = outputs or self.outputs(node)
+                out.append(outputs[src[1]])
+            elif src[0] == "arg":
+                out.append(self.arguments(node)[src[1]])
+            else:
+                out.append(self.hidden(node)[src[1]])
+        return tuple(out)
+
+    # ----- the rule ----------------------------------------------------------------------
     def input_differentiable(self, i):
-        return i > 0 and self.grads[i - 1] is not None
+        k = i - self.n_values
+        return 0 <= k < self.n_args and self.grads[k] is not None
 
     def vjps(self, node, grad):
-        """backward's gradients for every Tensor argument, given ``grad`` for ``node``."""
-        key = (id(node), id(grad))
-        if self._cache is None or self._cache[0] != key:
-            k = node.attrs["index"]
-            mapping = {id(p): v for p, v in zip(self.saved_ph, self.saved) if p is not None}
-            for j, p in enumerate(self.grad_ph):
-                mapping[id(p)] = grad if j == k else zeros(p.shape)
-            self._cache = (key, node, grad, substitute(self.grads, mapping))
-        return self._cache[3]
+        """backward's gradients for every Tensor argument, given ``grad`` for ``node``
+        (kept on the node for the sweep's calls for each argument, not on the
+        application, which must not hold values of the outer graph)."""
+        cached = node.attrs.get("_vjps")
+        if cached is not None and cached[0] is grad:
+            return cached[1]
+        k = node.attrs["index"]
+        mapping = {id(p): v for p, v in zip(self.saved_ph, self.saved(node)) if p is not None}
+        for j, p in enumerate(self.grad_ph):
+            mapping[id(p)] = grad if j == k else zeros(p.shape)
+        result = substitute(self.grads, mapping)
+        node.attrs["_vjps"] = (grad, result)
+        return result
 
     def apply_vjp(self, node, i, grad):
-        if i == 0:
-            return None  # the forward value: the custom backward replaces its derivative
-        return self.vjps(node, grad)[i - 1]
+        # forward values and saved intermediates get nothing: the custom backward stands
+        # for the derivative of the application
+        if not self.input_differentiable(i):
+            return None
+        return self.vjps(node, grad)[i - self.n_values]
 
     def apply_jvp(self, node, tangents):
-        return tangents[0]  # forward mode differentiates the forward's own ops
+        return tangents[node.attrs["index"]]  # forward mode differentiates forward's own ops
 
     def __repr__(self):
-        return f"<{self.name}.apply on {len(self.inputs)} Tensor(s)>"
+        return f"<{self.name}.apply on {self.n_args} Tensor(s)>"
 
 
 def _custom_shape(op, shapes, attrs):
-    return shapes[0]
+    return shapes[attrs["index"]]
 
 
-OPS["custom"] = OpDef("custom", None, lambda attrs, value, *inputs: value,
-                      shape=_custom_shape, dtype=lambda op, inputs: inputs[0].dtype,
-                      doc="an sg.Function application: its forward value; rule in attrs")
+OPS["custom"] = OpDef("custom", None, lambda attrs, *operands: operands[attrs["index"]],
+                      shape=_custom_shape,
+                      dtype=lambda op, inputs: "float",
+                      doc="an sg.Function application: one output's forward value; the "
+                          "rule is attrs['rule']")
 
 
 def _leaf_symbols(nodes):
@@ -268,13 +312,13 @@ def _apply_symbolic(cls, args):
     from .graphview import requires_grad
     n = next(_counter)
     app = Application(cls, _arg_names(cls, len(args)))
-    placeholders, fargs = [], list(args)
+    placeholders, fargs, arguments = [], list(args), []
     for pos, a in enumerate(args):
         if isinstance(a, Tensor):
             p = symbol(f"_{app.name}{n}_{app.arg_names[pos]}", a.shape)
             placeholders.append((p, app.arg_names[pos]))
             fargs[pos] = p
-            app.inputs.append(a)
+            arguments.append(a)
             app.input_positions.append(pos)
     ctx = FunctionCtx([isinstance(a, Tensor) and requires_grad(a) for a in args])
     outs, single = _as_outputs(app, _call_forward(cls, ctx, fargs))
@@ -286,47 +330,50 @@ def _apply_symbolic(cls, args):
                                 "ctx attributes (ctx.alpha = alpha)")
     _check_forward(app, outs + to_save, [p for p, _ in placeholders])
 
-    # Replay the forward on the real arguments; wrap the differentiable outputs.
-    mapping = {id(p): a for (p, _), a in zip(placeholders, app.inputs)}
+    # Replay the forward on the real arguments.
+    mapping = {id(p): a for (p, _), a in zip(placeholders, arguments)}
     replayed = substitute(outs + to_save, mapping)
     values, saved_values = replayed[:len(outs)], replayed[len(outs):]
     nondiff = {id(o) for o in ctx.non_differentiable if isinstance(o, Tensor)}
-    results, out_index = [], {}
-    for k, (o, v) in enumerate(zip(outs, values)):
-        if id(o) in nondiff or v.dtype == "bool":
-            results.append(detach(v))
-            continue
-        node = make("custom", (v,) + tuple(app.inputs),
-                    (("rule", app), ("index", len(app.outputs))))
-        out_index[id(o)] = len(app.outputs)
-        app.outputs.append(node)
-        app.grad_ph.append(symbol(f"_{app.name}{n}_grad{k}", o.shape))
-        results.append(node)
-    ph_ids = {id(p) for p, _ in placeholders}
-    saved = []
+    differentiable = [k for k, (o, v) in enumerate(zip(outs, values))
+                      if id(o) not in nondiff and v.dtype != "bool"]
+    out_index = {id(outs[k]): j for j, k in enumerate(differentiable)}
+
+    # Where each saved tensor comes from: an output, an argument, or an intermediate,
+    # which becomes an input of the custom nodes (a hidden output of the application).
+    ph_index = {id(p): i for i, (p, _) in enumerate(placeholders)}
+    hidden = []
     for s, v in zip(to_save, saved_values):
-        if s is not None and id(s) in out_index:
-            v = app.outputs[out_index[id(s)]]
-        elif s is not None and id(s) not in ph_ids and any(
-                id(leaf) in ph_ids for leaf in _leaf_symbols([s])):
-            app.hidden.append(v)  # an intermediate: promoted to a hidden output
-        saved.append(v)
-    app.saved = tuple(saved)
+        if s is None:
+            app.saved_from.append(None)
+        elif id(s) in out_index:
+            app.saved_from.append(("value", out_index[id(s)]))
+        elif id(s) in ph_index:
+            app.saved_from.append(("arg", ph_index[id(s)]))
+        else:
+            app.saved_from.append(("hidden", len(hidden)))
+            hidden.append(v)
+    app.n_values, app.n_args = len(differentiable), len(arguments)
     app.saved_ph = [None if s is None else symbol(f"_{app.name}{n}_saved{k}", s.shape)
                     for k, s in enumerate(to_save)]
+    app.grad_ph = [symbol(f"_{app.name}{n}_grad{k}", outs[k].shape) for k in differentiable]
+    inputs = tuple(values[k] for k in differentiable) + tuple(arguments) + tuple(hidden)
 
     # Trace backward once, on placeholders.
     ctx._saved = tuple(app.saved_ph)
-    grad_args, gi = [], 0
-    for o in outs:
-        if id(o) in out_index:
-            grad_args.append(app.grad_ph[gi])
-            gi += 1
-        else:
-            grad_args.append(zeros(o.shape))
+    grad_args = [app.grad_ph[out_index[id(o)]] if id(o) in out_index else zeros(o.shape)
+                 for o in outs]
     returned = cls.backward(ctx, *grad_args)
     app.grads = _tensor_grads(app, args, returned)
     _check_backward(app, app.grads, placeholders)
+
+    results = []
+    for k, v in enumerate(values):
+        if id(outs[k]) in out_index:
+            results.append(make("custom", inputs,
+                                (("rule", app), ("index", out_index[id(outs[k])]))))
+        else:
+            results.append(detach(v))
     return results[0] if single else tuple(results)
 
 

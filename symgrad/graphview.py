@@ -106,44 +106,46 @@ class BackwardNode:
 
 class FunctionBackward(BackwardNode):
     """The backward of an ``sg.Function`` application, shared by all its outputs (as in
-    PyTorch, where they differ by ``output_nr``)."""
+    PyTorch, where they differ by ``output_nr``). ``tensor`` is its first output."""
 
-    def __init__(self, app):
-        self.app = app
-        self.tensor = app.outputs[0]
+    def __init__(self, node):
+        self.app = node.attrs["rule"]
+        self.tensor = node
 
     def name(self):
         return f"{self.app.name}Backward"
 
     @property
     def outputs(self):
-        return tuple(self.app.outputs)
+        return self.app.outputs(self.tensor)
 
     @property
     def next_functions(self):
-        return tuple(_edge(x) if self.app.input_differentiable(i + 1) else (None, 0)
-                     for i, x in enumerate(self.app.inputs))
+        app = self.app
+        return tuple(_edge(x) if app.input_differentiable(app.n_values + i) else (None, 0)
+                     for i, x in enumerate(app.arguments(self.tensor)))
 
     @property
     def saved_tensors(self):
         """What forward saved, as outer graph values (inputs, outputs, hidden outputs)."""
-        return self.app.saved
+        return self.app.saved(self.tensor)
 
     @property
     def hidden_outputs(self):
         """Saved intermediates, promoted to outputs so double backward is correct."""
-        return tuple(self.app.hidden)
+        return tuple(self.app.hidden(self.tensor))
 
     @property
     def saved(self):
-        return {"saved_tensors": self.app.saved}
+        return {"saved_tensors": self.saved_tensors}
 
     def __call__(self, *grads):
-        if len(grads) != len(self.app.outputs):
-            raise SymgradError(f"{self.name()} takes {len(self.app.outputs)} gradient(s), "
+        outputs = self.outputs
+        if len(grads) != len(outputs):
+            raise SymgradError(f"{self.name()} takes {len(outputs)} gradient(s), "
                                f"one per output; got {len(grads)}")
-        total = [None] * len(self.app.inputs)
-        for node, g in zip(self.app.outputs, grads):
+        total = [None] * self.app.n_args
+        for node, g in zip(outputs, grads):
             if g is None:
                 continue
             for k, v in enumerate(self.app.vjps(node, g)):
@@ -198,10 +200,10 @@ def _compute(n):
                for i, i_node in enumerate(n.inputs)):
         return _NO_GRAD
     if n.op == "custom":
-        app = n.attrs["rule"]
-        if app._view is None:
-            app._view = FunctionBackward(app)
-        return app._view
+        first = n.attrs["rule"].outputs(n)[0]   # one view for all outputs, as in torch
+        if first._grad_fn is None:
+            first._grad_fn = FunctionBackward(first)
+        return first._grad_fn
     return BackwardNode(n)
 
 

@@ -74,7 +74,10 @@ class TemplateCache:
     def template(self, node, names):
         inline = tuple(i.attrs["value"] if n is None else None
                        for i, n in zip(node.inputs, names))
-        key = (node.op, node.params, inline)
+        # an sg.Function output prints as one of its operands: its application (in the
+        # params) must not become a key that keeps it alive
+        params = (("index", node.attrs["index"]),) if node.op == "custom" else node.params
+        key = (node.op, params, inline)
         tpl = self.cache.get(key)
         if tpl is None:
             operands = [PLACEHOLDERS[i] if v is None else

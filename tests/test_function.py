@@ -406,3 +406,29 @@ def test_custom_op_in_grad_fn_compiles_and_prints():
         for o, r in zip(got, ref):
             np.testing.assert_allclose(np.asarray(o), r.numpy(), rtol=1e-12)
     assert "dloss/da = b" in str(g)
+
+
+# ----- applications in rewritten graphs and their lifetime ------------------------------------
+
+def test_application_is_carried_by_graph_rewrites():
+    """sg.vjp substitutes its primal placeholders: the custom node is rebuilt, and its
+    saved values (inputs of the node) follow, so no placeholder survives."""
+    x = sg.symbol("x", (3,))
+    out, _ = sg.vjp(lambda t: Exp.apply(t), x)
+    (dx,) = sg.grad(sg.sum(out), [x])
+    assert str(dx) == "exp(x)"
+
+
+def test_applications_do_not_keep_their_graphs_alive():
+    import gc
+    from symgrad.graph import _interned
+
+    def loss(x):
+        return sg.sum(Exp.apply(x * x))
+
+    gc.collect()
+    before = len(_interned)
+    for _ in range(20):
+        sg.grad_fn(loss, shapes={"x": (3,)}).compile("numpy")
+    gc.collect()
+    assert len(_interned) <= before + 12
