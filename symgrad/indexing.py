@@ -14,7 +14,7 @@ from . import sympy_funcs as sf
 from .errors import ShapeError, UnsupportedOpError
 from .graph import Tensor
 from .ops import apply, defop, unsqueeze
-from .shapes import dims_equal, fmt_shape, normalize_axis
+from .shapes import dims_equal, dims_match, fmt_shape, normalize_axis
 
 
 class Slice(tuple):
@@ -142,7 +142,7 @@ def _concat_params(op, shapes, axis=0):
                          f"{fmt_shape(a)} and {fmt_shape(b)}")
     axis = normalize_axis(axis, len(a), op)
     for k, (p, q) in enumerate(zip(a, b)):
-        if k != axis and not dims_equal(p, q):
+        if k != axis and not dims_match(p, q):
             raise ShapeError(f"concatenate: shapes {fmt_shape(a)} and {fmt_shape(b)} differ "
                              f"outside axis {axis}")
     return (("axis", axis),)

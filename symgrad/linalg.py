@@ -9,7 +9,7 @@ from . import sympy_funcs as sf
 from .errors import ShapeError
 from .graph import Tensor, leaf
 from .ops import _reduce_expr, _reduce_params, _reduce_shape, apply, defop, sign
-from .shapes import as_dim, dims_equal, fmt_shape
+from .shapes import as_dim, dims_match, fmt_shape
 
 
 def _vectors(op, shapes, same_length):
@@ -17,13 +17,13 @@ def _vectors(op, shapes, same_length):
         if len(s) != 1:
             raise ShapeError(f"{op}: expects vectors (1-D), got shapes "
                              f"{', '.join(fmt_shape(t) for t in shapes)}; use matmul for matrices")
-    if same_length and not dims_equal(shapes[0][0], shapes[1][0]):
+    if same_length and not dims_match(shapes[0][0], shapes[1][0]):
         raise ShapeError(f"{op}: vectors of different lengths {fmt_shape(shapes[0])} and "
                          f"{fmt_shape(shapes[1])}")
 
 
 def _square(op, shape):
-    if len(shape) != 2 or not dims_equal(shape[0], shape[1]):
+    if len(shape) != 2 or not dims_match(shape[0], shape[1]):
         raise ShapeError(f"{op}: expects a square matrix, got shape {fmt_shape(shape)}")
 
 
@@ -52,7 +52,7 @@ def _diag_shape(op, shapes, attrs):
 def _solve_shape(op, shapes, attrs):
     a, b = shapes
     _square(op, a)
-    if len(b) not in (1, 2) or not dims_equal(a[0], b[0]):
+    if len(b) not in (1, 2) or not dims_match(a[0], b[0]):
         raise ShapeError(f"solve: A has shape {fmt_shape(a)}, so B must have shape "
                          f"({a[0]},) or ({a[0]}, k); got {fmt_shape(b)}")
     return b

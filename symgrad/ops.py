@@ -16,7 +16,7 @@ from sympy.codegen.cfunctions import expm1 as sym_expm1, log1p as sym_log1p
 from . import sympy_funcs as sf
 from .errors import OperandError, ShapeError, SymgradError, UnsupportedOpError
 from .graph import Tensor, const, leaf, make
-from .shapes import (as_dim, as_shape, broadcast_shapes, dims_equal, fmt_shape,
+from .shapes import (as_dim, as_shape, broadcast_shapes, dims_match, fmt_shape,
                      normalize_axes, normalize_axis, numel, shapes_equal)
 
 
@@ -257,7 +257,7 @@ def _matmul_shape(op, shapes, attrs):
                          f"{fmt_shape(a)} and {fmt_shape(b)}; use * for scalars")
     k_a = a[-1]
     k_b = b[0] if len(b) == 1 else b[-2]
-    if not dims_equal(k_a, k_b):
+    if not dims_match(k_a, k_b):
         raise ShapeError(
             f"matmul: inner dims differ: shapes {fmt_shape(a)} @ {fmt_shape(b)} "
             f"({k_a} vs {k_b}); transpose one operand or fix the shapes")
@@ -300,7 +300,7 @@ def _reshape_params(op, shapes, shape):
         if not (inferred.is_integer or inferred.is_Symbol):
             raise ShapeError(f"reshape: cannot infer -1 from {fmt_shape(src)} -> {tuple(shape)}")
         dims[dims.index(-1)] = int(inferred) if inferred.is_Integer else inferred
-    if not dims_equal(numel(dims), total):
+    if not dims_match(numel(dims), total):
         raise ShapeError(f"reshape: cannot reshape {fmt_shape(src)} ({total} elements) "
                          f"into {fmt_shape(tuple(dims))} ({numel(dims)} elements)")
     return (("shape", tuple(dims)),)

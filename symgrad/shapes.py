@@ -3,6 +3,7 @@
 Broadcasting follows NumPy: align on the right, a dim of 1 stretches. A symbolic
 dim only matches itself or 1, since its value is unknown until call time.
 """
+import threading
 from functools import lru_cache
 
 import sympy
@@ -50,13 +51,22 @@ def as_shape(shape):
 
 
 def dims_equal(a, b):
+    """Whether two dims are the same (a pure test: symbolic n and 2 differ)."""
     if a is b or a == b:
         return True
     if isinstance(a, int) and isinstance(b, int):
         return False
-    if sympy.expand(sympy.sympify(a) - b) == 0:
+    return sympy.expand(sympy.sympify(a) - b) == 0
+
+
+def dims_match(a, b):
+    """A shape constraint that an op raises on when it fails (matmul's inner dims, a
+    broadcast): like ``dims_equal``, except that inside a ``Unifier`` a free symbolic dim
+    meeting a concrete size is bound to it."""
+    if dims_equal(a, b):
         return True
-    return _unifier is not None and _unifier.bind(a, b)
+    unifier = getattr(_active, "unifier", None)
+    return unifier is not None and unifier.bind(a, b)
 
 
 class Unifier:
@@ -77,16 +87,15 @@ class Unifier:
         return self.bindings.setdefault(a, b) == b
 
     def __enter__(self):
-        global _unifier
-        self._outer, _unifier = _unifier, self
+        self._outer = getattr(_active, "unifier", None)
+        _active.unifier = self
         return self
 
     def __exit__(self, *exc):
-        global _unifier
-        _unifier = self._outer
+        _active.unifier = self._outer
 
 
-_unifier = None
+_active = threading.local()
 
 
 def shapes_equal(a, b):
@@ -122,7 +131,7 @@ def broadcast_shapes(*shapes, op="broadcast"):
                 continue
             if dim == 1:
                 dim = d
-            elif not dims_equal(dim, d):
+            elif not dims_match(dim, d):
                 listed = " and ".join(fmt_shape(s) for s in shapes)
                 raise ShapeError(
                     f"{op}: shapes {listed} cannot be broadcast together "

@@ -886,3 +886,19 @@ def test_torch_on_numbers_computes_and_on_symbols_traces():
     assert isinstance(torch.tanh(x), sg.Tensor) and isinstance(t + x, sg.Tensor)
     torch.testing.assert_close(sg.tanh(t), torch.tanh(t))
     assert (t * x).op == "mul" and (t @ x).op == "matmul"
+
+
+def test_binding_dims_is_limited_to_shape_constraints():
+    """Only a constraint that would fail binds a dim: x[:2] of x: ("n",) asks whether 2 is
+    the whole axis, which must not make n = 2."""
+    class Head(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.nn.Parameter(torch.randn(3, dtype=torch.float64))
+
+        def forward(self, x):
+            return x[:2].sum() * self.a
+
+    g = sg.grad_fn(Head(), shapes={"x": ("n",)}, loss=torch.sum)
+    assert [str(x.shape) for x in g.inputs] == ["(3,)", "(n,)"]
+    assert sg.check(Head(), shapes={"x": ("n",)}, loss=torch.sum, dims={"n": 5}).ok
