@@ -34,7 +34,7 @@ def _dims_code(inputs, backend):
         name, shape = x.name, x.shape
         want = fmt_shape(shape)
         if backend == "numpy" and shape:
-            lines.append(f"if type({name}) is not numpy.ndarray or {name}.dtype.kind not in 'fiu':")
+            lines.append(f"if type({name}) is not numpy.ndarray or {name}.dtype.kind != 'f':")
             lines.append(f"    {name} = _real_array({name}, '{name}')")
         elif backend == "numpy":
             lines.append(f"if type({name}) is not float:")
@@ -73,6 +73,8 @@ ARGUMENT_HELPERS = {
         "    if array.dtype.kind not in 'fiu':\n"
         "        raise ArgumentError('argument %s must be real numbers (float or int), got "
         "%s of dtype %s' % (name, type(value).__name__, array.dtype))\n"
+        "    if array.dtype.kind != 'f':\n"
+        "        array = array.astype(numpy.float64)\n"
         "    return array if array.ndim else float(array)\n"),
     "torch": (
         "def _real_tensor(value, name):\n"
@@ -194,7 +196,7 @@ def _release_temporaries(lines, prog, keep):
 MAX_INLINE_DEPTH = 8
 
 
-def _body_lines(prog, outputs, zero_shapes, with_value, backend):
+def _body_lines(prog, outputs, zero_shapes, with_value, backend, preamble):
     """The statements of ``prog``. A value used once is written into the expression
     that uses it, (sin(x))*x instead of a named temporary, up to a nesting depth: fewer
     lines for Python to compile and run, and NumPy temporaries die as soon as they are
@@ -239,6 +241,7 @@ def _body_lines(prog, outputs, zero_shapes, with_value, backend):
             lines.append(f"{name}[{cache.printer._index_text(index)}] = {value}")
             continue
         tpl = cache.template(node, operand_names)
+        preamble.update(tpl.preamble)
         filled, depth = [alias.get(n, n) if n else n for n in operand_names], 0
         for k, operand in enumerate(operand_names):
             if operand not in deferred:
@@ -312,11 +315,12 @@ def build_source(outputs, inputs, backend, func_name="gradient", with_value=None
     body += _dims_code(inputs, backend)
     scalar_only = backend == "numpy" and all(not x.shape for x in inputs) and all(
         not node.shape for _, node, _ in prog.statements)
+    preamble = {}   # helper definitions the statements use
     fallback = []
     if scalar_only:
         body.append("try:")
         body += ["    " + line for line in
-                 _body_lines(prog, outputs, zero_shapes, with_value, "math")]
+                 _body_lines(prog, outputs, zero_shapes, with_value, "math", preamble)]
         body.append("except (ArithmeticError, ValueError):")
         if lazy_fallback:
             body.append("    return _numpy_fallback(*args)")
@@ -325,7 +329,7 @@ def build_source(outputs, inputs, backend, func_name="gradient", with_value=None
     numpy_body = []
     if backend == "numpy":
         numpy_body += [f"{x.name} = numpy.float64({x.name})" for x in inputs if not x.shape]
-    numpy_body += _body_lines(prog, outputs, zero_shapes, with_value, backend)
+    numpy_body += _body_lines(prog, outputs, zero_shapes, with_value, backend, preamble)
     if scalar_only and lazy_fallback:
         unpack = ", ".join(names) + ("," if len(names) == 1 else "") + " = args"
         fallback_src = "\n".join(["def _numpy_fallback_impl(*args):", "    " + unpack]
@@ -347,7 +351,6 @@ def build_source(outputs, inputs, backend, func_name="gradient", with_value=None
         for name, arr in prog.arrays.items():
             ctor = "torch.tensor" if backend == "torch" else "numpy.array"
             lines.append(f"{name} = {ctor}({arr.tolist()!r})")
-    preamble = dict(templates(backend).printer.preamble)
     lines += [ARGUMENT_HELPERS[backend]] + list(preamble.values())
     lines += fallback
     lines += ["", f"def {func_name}(*args):"] + ["    " + b for b in body]

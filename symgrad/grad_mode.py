@@ -3,7 +3,8 @@
 While gradients are disabled, every node built from symbolic Tensors reads its inputs
 through ``detach``, so the result is a constant for differentiation (its ``grad_fn`` is
 None), as in PyTorch, where results computed under ``no_grad`` do not require grad. The
-switch is one module-level flag read by ``graph.make``. On torch tensors the context
+switch is one thread-local flag read by ``graph.make`` (thread-local like torch's, so
+one thread's ``no_grad`` does not detach another thread's trace). On torch tensors the context
 also enters ``torch.no_grad()``, so a polymorphic function behaves the same on both.
 
 Function transforms (``grad_fn``, ``sg.vjp``, ``sg.jacobian``, ...) trace with gradients
@@ -11,13 +12,19 @@ enabled whatever the outer mode, as ``torch.func`` transforms do.
 """
 import functools
 import sys
+import threading
 
-_enabled = True
+
+class _State(threading.local):
+    enabled = True
+
+
+_state = _State()
 
 
 def is_grad_enabled():
     """False inside ``sg.no_grad()``."""
-    return _enabled
+    return _state.enabled
 
 
 class _GradMode:
@@ -26,9 +33,8 @@ class _GradMode:
     mode = True
 
     def __enter__(self):
-        global _enabled
-        self._prev = _enabled
-        _enabled = self.mode
+        self._prev = _state.enabled
+        _state.enabled = self.mode
         torch = sys.modules.get("torch")
         self._torch = torch.set_grad_enabled(self.mode) if torch is not None else None
         if self._torch is not None:
@@ -36,8 +42,7 @@ class _GradMode:
         return self
 
     def __exit__(self, *exc):
-        global _enabled
-        _enabled = self._prev
+        _state.enabled = self._prev
         if self._torch is not None:
             self._torch.__exit__(*exc)
         return False

@@ -379,19 +379,20 @@ class Tensor:
     def prod(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
         return self._reduce("prod", axis, keepdims, dim, keepdim)
 
+    def _statistic(self, name, args, kwargs):
+        """NumPy's var/std (ddof=0 by default) with NumPy's keywords, torch's (Bessel's
+        correction by default) otherwise."""
+        numpy_keys = {"axis", "keepdims", "ddof"}
+        if not args and kwargs and set(kwargs) <= numpy_keys:
+            return self._reduce(name, kwargs.get("axis"), kwargs.get("keepdims", False),
+                                None, None, correction=kwargs.get("ddof", 0))
+        return self._torch_method(name, args, kwargs)
+
     def var(self, *args, **kwargs):
-        if not args and not (set(kwargs) - {"axis", "keepdims", "correction", "ddof"}):
-            return self._reduce("var", kwargs.get("axis"), kwargs.get("keepdims", False),
-                                None, None,
-                                correction=kwargs.get("correction", kwargs.get("ddof", 1)))
-        return self._torch_method("var", args, kwargs)
+        return self._statistic("var", args, kwargs)
 
     def std(self, *args, **kwargs):
-        if not args and not (set(kwargs) - {"axis", "keepdims", "correction", "ddof"}):
-            return self._reduce("std", kwargs.get("axis"), kwargs.get("keepdims", False),
-                                None, None,
-                                correction=kwargs.get("correction", kwargs.get("ddof", 1)))
-        return self._torch_method("std", args, kwargs)
+        return self._statistic("std", args, kwargs)
 
     def norm(self, *args, **kwargs):
         if self._numpy_style(args, kwargs):
@@ -419,7 +420,7 @@ class Tensor:
 def make(op, inputs, params=()):
     """The node for ``op(inputs; params)``: an existing equal node, a simpler
     equivalent one, or a new node."""
-    if not grad_mode._enabled and op != "detach" and inputs:
+    if not grad_mode._state.enabled and op != "detach" and inputs:
         inputs = tuple(make("detach", (i,)) for i in inputs)  # inside sg.no_grad()
     key = (op, tuple(map(id, inputs)), params)
     node = _interned.get(key)

@@ -39,6 +39,13 @@ def _dim_value(d):
     return d if isinstance(d, int) else sympy.sympify(d)
 
 
+def _is_index(v):
+    """An integer scalar of any kind (int, numpy.int64, a 0-d integer torch tensor)."""
+    if isinstance(v, bool) or not hasattr(v, "__index__"):
+        return False
+    return getattr(v, "ndim", 0) == 0
+
+
 def _is_int(v):
     return isinstance(v, int) and not isinstance(v, bool)
 
@@ -60,7 +67,7 @@ def _normalise(shape, index):
     if not isinstance(index, tuple):
         index = (index,)
     if any(isinstance(i, Tensor) for i in index) or any(
-            hasattr(i, "shape") and not _is_int(i) for i in index):
+            hasattr(i, "shape") and not _is_index(i) for i in index):
         raise UnsupportedOpError("index: indexing with tensors or arrays (gather) is not "
                                  "supported yet; use integers and slices, or one_hot")
     n_ellipsis = sum(i is Ellipsis for i in index)

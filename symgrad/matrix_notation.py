@@ -290,7 +290,7 @@ class Reader:
         if op == "index_scatter":
             return Term("scatter", (x[0],), a["index"])
         params = {k: v for k, v in a.items()
-                  if k != "full" and not (k == "keepdims" and not v)
+                  if k not in ("full", "first") and not (k == "keepdims" and not v)
                   and not (k == "axis" and a.get("full"))}
         return fn(op, *x, data=params or None)
 

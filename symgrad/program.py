@@ -22,9 +22,10 @@ PLACEHOLDERS = [sympy.Symbol(f"sgarg{i}") for i in range(8)]
 class Template:
     """A printed statement with holes for operand names."""
 
-    __slots__ = ("pieces", "repeated")
+    __slots__ = ("pieces", "repeated", "preamble")
 
-    def __init__(self, text):
+    def __init__(self, text, preamble=None):
+        self.preamble = preamble or {}   # helper definitions the text calls (_softmax)
         parts = _PLACEHOLDER.split(text)
         self.pieces = [(int(p[5:]) if i % 2 else p) for i, p in enumerate(parts)]
         holes = [p for p in self.pieces if isinstance(p, int)]
@@ -71,6 +72,21 @@ class TemplateCache:
         (None for an operand inlined as a constant)."""
         return self.template(node, names).fill(names)
 
+    def _print(self, expr):
+        """The printed template, with the helpers its printing asked for (code printers
+        keep them in ``preamble``; each build collects those of the templates it uses)."""
+        outer = getattr(self.printer, "preamble", None)
+        if outer is None:
+            return Template(self.printer.doprint(expr))
+        self.printer.preamble = {}
+        try:
+            text = self.printer.doprint(expr)
+            needs = self.printer.preamble
+        finally:
+            self.printer.preamble = outer
+        outer.update(needs)
+        return Template(text, needs)
+
     def template(self, node, names):
         inline = tuple(i.attrs["value"] if n is None else None
                        for i, n in zip(node.inputs, names))
@@ -83,7 +99,7 @@ class TemplateCache:
             operands = [PLACEHOLDERS[i] if v is None else
                         _as_float(node, i, v) if self.float_constants else v
                         for i, v in enumerate(inline)]
-            tpl = Template(self.printer.doprint(node.local_expr(operands)))
+            tpl = self._print(node.local_expr(operands))
             self.cache[key] = tpl
         return tpl
 

@@ -17,6 +17,12 @@ def _one_axis_params(op, shapes, axis=None, keepdims=False):
     return _reduce_params(op, shapes, axis=axis, keepdims=keepdims)
 
 
+def _extremum_params(op, shapes, axis=None, keepdims=False):
+    """As torch: max(x) shares the gradient between ties, max(x, dim) sends it to the
+    first maximum along dim, even when dim is x's only axis (``first``)."""
+    return _one_axis_params(op, shapes, axis, keepdims) + (("first", axis is not None),)
+
+
 def _stat_params(op, shapes, axis=None, correction=1, keepdims=False):
     if not isinstance(correction, (int, float)) or correction < 0:
         raise ValueError(f"{op}: correction must be a non-negative number, got {correction!r}")
@@ -41,8 +47,8 @@ def _cumsum_params(op, shapes, axis):
 
 defop("amax", 1, _reduce_expr(sf.AmaxOp), shape=_reduce_shape, params=_reduce_params)
 defop("amin", 1, _reduce_expr(sf.AminOp), shape=_reduce_shape, params=_reduce_params)
-defop("max", 1, _reduce_expr(sf.MaxOp), shape=_reduce_shape, params=_one_axis_params)
-defop("min", 1, _reduce_expr(sf.MinOp), shape=_reduce_shape, params=_one_axis_params)
+defop("max", 1, _reduce_expr(sf.MaxOp), shape=_reduce_shape, params=_extremum_params)
+defop("min", 1, _reduce_expr(sf.MinOp), shape=_reduce_shape, params=_extremum_params)
 defop("prod", 1, _reduce_expr(sf.ProdOp), shape=_reduce_shape, params=_one_axis_params)
 defop("var", 1, _stat_expr(sf.VarOp), shape=_reduce_shape, params=_stat_params)
 defop("std", 1, _stat_expr(sf.StdOp), shape=_reduce_shape, params=_stat_params)

@@ -14,7 +14,7 @@ __all__ = ["expand_reduced", "count", "sum_to", "shape_of", "inverse_permutation
            "matmul_grad_x", "matmul_grad_y", "clamp_mask", "outer", "eye_like", "mT",
            "solve_grad_a", "norm_grad", "tril_half", "cholesky_grad", "extremum_mask", "prod_others", "reverse_cumsum",
            "centered", "loss_grad", "cross_entropy_grad", "cross_entropy_target_grad",
-           "cross_entropy_jvp", "concat_grad_x", "concat_grad_y", "amax_mask", "max_mask",
+           "cross_entropy_jvp", "concat_grad_x", "concat_grad_y", "amax_mask",
            "mse_loss_jvp", "bce_jvp", "div_or_zero", "pow_grad_base", "pow_grad_exponent"]
 
 
@@ -188,11 +188,6 @@ def norm_grad(grad, x, result, axis, keepdims):
 def amax_mask(x, result, axis, keepdims):
     """amax/amin and full max/min: ties share the gradient equally."""
     return extremum_mask(x, result, axis, keepdims, first=False)
-
-
-def max_mask(x, result, axis, keepdims):
-    """max/min: as amax over every axis, to the first extremum along one axis."""
-    return extremum_mask(x, result, axis, keepdims, first=len(axis) < x.ndim)
 
 
 def extremum_mask(x, result, axis, keepdims, first):

@@ -223,7 +223,10 @@ def _logical(absorbing):
             if t.op == "const":
                 if bool(t.attrs["value"]) == absorbing:
                     return const(absorbing, shape)
-                return bcast(inputs[1 - k], shape)
+                other = inputs[1 - k]
+                if other.dtype != "bool":   # x & True is the truth of x, not x
+                    other = make("ne", (other, const(0)))
+                return bcast(other, shape)
         return None
     return simplify
 

@@ -50,6 +50,7 @@ def torch_op(*names):
             if name in TORCH_FUNCTIONS:
                 raise ValueError(f"torch front end: {name} is mapped twice")
             TORCH_FUNCTIONS[name] = handler
+        _by_callable.cache_clear()   # a mapping added after the first dispatch counts
         return handler
     return register
 
@@ -202,12 +203,8 @@ def tensor_attribute(x, name):
             return call(full, handler, (x,) + args, kwargs)
         method.__name__ = name
         return method
-    try:
-        import torch
-        known = hasattr(torch.Tensor, name)
-    except ImportError:  # pragma: no cover
-        known = False
-    if known:
+    torch = sys.modules.get("torch")   # a library probing an attribute must not import torch
+    if torch is not None and hasattr(torch.Tensor, name):
         raise UnsupportedAttributeError(str(unsupported(full, (x,))))
     raise AttributeError(f"'Tensor' object has no attribute {name!r}")
 
@@ -1158,7 +1155,6 @@ def device(x):
     return torch.device("cpu")
 
 
-tensor_property("requires_grad")(lambda x: True)
 tensor_property("is_cuda", "is_sparse", "is_quantized", "is_meta", "is_nested",
                 "is_mkldnn")(lambda x: False)
 tensor_property("grad")(lambda x: None)

@@ -492,7 +492,9 @@ def _sg_reduce(fn):
 _TIES = [Case("ties_all", {"x": (3, 4)}, samplers={"x": TIES}),
          Case("ties_axis1", {"x": (3, 4)}, params={"axis": 1}, samplers={"x": TIES}),
          Case("ties_axis0_keepdims", {"x": (3, 4)}, params={"axis": 0, "keepdims": True},
-              samplers={"x": TIES})]
+              samplers={"x": TIES}),
+         # a vector's only axis, named: torch.max(x, 0) sends the gradient to one index
+         Case("ties_vector_axis0", {"x": (6,)}, params={"axis": 0}, samplers={"x": TIES})]
 
 spec("amax", _sg_reduce(sg.amax), _torch_reduce(torch.amax), _axis_cases() + _TIES,
      samplers={"x": distinct})
