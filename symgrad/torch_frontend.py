@@ -541,14 +541,30 @@ torch_op("torch.mv", "Tensor.mv")(_checked_matmul("torch.mv", (2, 1)))
 torch_op("torch.bmm", "Tensor.bmm")(_checked_matmul("torch.bmm", (3, 3)))
 
 
-@torch_op("torch.dot", "torch.inner", "torch.vdot", "Tensor.dot", "Tensor.inner",
-          "Tensor.vdot")
+@torch_op("torch.dot", "torch.vdot", "Tensor.dot", "Tensor.vdot")
 def dot(input, other, *, out=None):
     _no("torch.dot", out=out)
     if _rank(input) != 1 or _rank(other) != 1:
-        return sgo.sum(input * other, axis=-1) if _rank(input) and _rank(other) \
-            else input * other
+        raise ShapeError(f"torch.dot: 1D tensors expected, got shapes "
+                         f"{fmt_shape(_shape(input))} and {fmt_shape(_shape(other))}; use "
+                         "torch.inner or torch.matmul for higher ranks")
     return linalg.dot(input, other)
+
+
+@torch_op("torch.inner", "Tensor.inner")
+def inner(input, other, *, out=None):
+    """Sum over the last axes of both: a scalar times a tensor for 0-d operands, else
+    input @ otherᵀ with the last axes contracted (shape input[:-1] + other[:-1])."""
+    _no("torch.inner", out=out)
+    if not _rank(input) or not _rank(other):
+        return input * other
+    if _rank(other) == 1:
+        return sgo.matmul(input, other)
+    last = _rank(other) - 1
+    moved = sgo.transpose(other, (last,) + tuple(range(last)))
+    return sgo.reshape(sgo.matmul(sgo.reshape(input, (-1, _shape(input)[-1])),
+                                  sgo.reshape(moved, (_shape(other)[-1], -1))),
+                       tuple(_shape(input)[:-1]) + tuple(_shape(other)[:-1]))
 
 
 @torch_op("torch.outer", "torch.ger", "Tensor.outer", "Tensor.ger")
