@@ -113,7 +113,7 @@ EXAMPLES = {
     "torch.mv": Ex(lambda op, x, v: op(x, v), {"x": (3, 4), "v": (4,)}),
     "torch.bmm": Ex(lambda op, a, b: op(a, b), {"a": (2, 3, 4), "b": (2, 4, 2)}),
     "torch.dot": Ex(lambda op, v, w: op(v, w), V),
-    "torch.inner": Ex(lambda op, a, b, v: (op(a, b), op(b, a), op(a, v[:3]), op(v, 2.0)),
+    "torch.inner": Ex(lambda op, a, b, v: (op(a, b), op(b, a), op(a, v[:3]), op(v[0], b)),
                       {"a": (2, 4, 3), "b": (5, 3), "v": (4,)}),
     "torch.outer": Ex(lambda op, v, w: op(v, w), V),
     "torch.addmm": Ex(lambda op, z, x, y: op(z, x, y, beta=0.5, alpha=2),
