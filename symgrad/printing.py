@@ -457,6 +457,7 @@ def shared_forms(outputs, reserved=(), max_inline=40):
         if o is not None:
             uses[id(o)] = uses.get(id(o), 0) + 1
     exprs, size, named = {}, {}, []
+    output_ids = {id(o) for o in outputs if o is not None}
     counter = 0
     for node in order:
         if node.is_leaf:
@@ -465,7 +466,7 @@ def shared_forms(outputs, reserved=(), max_inline=40):
             continue
         s = 1 + sum(size[id(i)] for i in node.inputs)
         e = node.local_expr([exprs[id(i)] for i in node.inputs])
-        is_output = any(node is o for o in outputs)
+        is_output = id(node) in output_ids
         if not is_output and (uses.get(id(node), 0) >= 2 and s >= 4 or s > max_inline):
             counter += 1
             name = f"t{counter}"

@@ -137,8 +137,13 @@ class Primals:
             filled = [zeros(s) if n is None else n for n, s in zip(nodes, shapes)]
             return substitute(filled, mapping)
         inputs = self.placeholders + list(extra)
-        fn = codegen.compile_function(list(nodes), inputs, self.kind, self.what.replace(".", "_"),
-                                      zero_shapes=list(shapes))
+        key = (tuple(map(id, nodes)), tuple(map(id, extra)), tuple(map(tuple, shapes)))
+        compiled = self.__dict__.setdefault("_compiled", {})
+        fn = compiled.get(key)   # vjp_fn, called again, reuses its compiled code
+        if fn is None:
+            fn = compiled[key] = codegen.compile_function(
+                list(nodes), inputs, self.kind, self.what.replace(".", "_"),
+                zero_shapes=list(shapes))
         return [self._convert(v) for v in fn(*self._args(self.values + list(extra_values)))]
 
     def _args(self, values):
