@@ -17,6 +17,7 @@ import sympy
 
 from .graph import topo_order
 from .ops import BINARY, COMPARISONS, UNARY
+from .shapes import shapes_equal
 
 ADD, MUL, NEG, POW, ATOM = 1, 2, 3, 4, 5
 
@@ -195,7 +196,7 @@ class Reader:
         """``node`` broadcast to ``shape``, as a term: 𝟙 bᵀ for a row-broadcast vector."""
         s = node.shape
         t = self.term(node)
-        if len(s) == 0 or _same(s, shape):
+        if len(s) == 0 or shapes_equal(s, shape):
             return t
         if len(shape) == 2:
             if len(s) == 1:
@@ -321,7 +322,7 @@ class Reader:
 
     def _diag_scaling(self, v, m, shape):
         """A vector scaling the columns (X diag(v)) or rows (diag(u) X) of a matrix."""
-        if len(shape) != 2 or not _same(m.shape, shape) or shape[0] == 1 or shape[1] == 1:
+        if len(shape) != 2 or not shapes_equal(m.shape, shape) or shape[0] == 1 or shape[1] == 1:
             return None
         if len(v.shape) == 1 or v.shape[0] == 1:
             d = self.term(v) if len(v.shape) == 1 else T(self.term(v))
@@ -347,7 +348,7 @@ class Reader:
         s = src.shape
         core_s = [d for d in s if d != 1]
         core = [d for d in shape if d != 1]
-        if len(core_s) != len(core) or not all(_same((u,), (v,)) for u, v in zip(core_s, core)):
+        if len(core_s) != len(core) or not all(shapes_equal((u,), (v,)) for u, v in zip(core_s, core)):
             return fn("reshape", t, data=shape)
         if len(core) == 0 or len(shape) > 2 or len(s) > 2:
             return t if len(core) == 0 else fn("reshape", t, data=shape)
@@ -376,10 +377,6 @@ class Reader:
         if is_num(a, 0):
             return Term("had", (Term("iverson", (Term("not", (c,)),)), b))
         return fn("where", c, a, b)
-
-
-def _same(s, t):
-    return len(s) == len(t) and all(sympy.sympify(u) == sympy.sympify(v) for u, v in zip(s, t))
 
 
 # ----- rendering ---------------------------------------------------------------------------

@@ -58,8 +58,9 @@ def inverse_permutation(axes):
 
 
 def outer(u, v):
-    """u vᵀ for vectors, as a matrix product of a column and a row."""
-    return ops.matmul(ops.unsqueeze(u, -1), ops.unsqueeze(v, 0))
+    """u vᵀ for vectors (the ``outer`` op)."""
+    from .linalg import outer as outer_op
+    return outer_op(u, v)
 
 
 def mT(x):
