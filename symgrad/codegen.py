@@ -158,7 +158,7 @@ def scatter_accumulations(prog, outputs):
         a, b = node.inputs
         for s, p in ((b, a), (a, b)):
             if (s.op == "index_scatter" and p.op in FRESH_OPS and uses[id(s)] == 1
-                    and uses[id(p)] == 1 and p.dtype == "float"
+                    and uses[id(p)] == 1 and p.kind == "float"
                     and shapes_equal(p.shape, node.shape) and shapes_equal(s.shape, node.shape)
                     and id(s) not in fused.values()):
                 fused[id(node)] = (p, s)

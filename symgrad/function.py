@@ -336,7 +336,7 @@ def _apply_symbolic(cls, args):
     values, saved_values = replayed[:len(outs)], replayed[len(outs):]
     nondiff = {id(o) for o in ctx.non_differentiable if isinstance(o, Tensor)}
     differentiable = [k for k, (o, v) in enumerate(zip(outs, values))
-                      if id(o) not in nondiff and v.dtype != "bool"]
+                      if id(o) not in nondiff and v.kind != "bool"]
     out_index = {id(outs[k]): j for j, k in enumerate(differentiable)}
 
     # Where each saved tensor comes from: an output, an argument, or an intermediate,

@@ -13,6 +13,7 @@ import atexit
 import functools
 import gc
 import math
+import sys
 import weakref
 
 import sympy
@@ -88,7 +89,7 @@ _NUMPY_OPERATORS = {
 class Tensor:
     """A symbolic array: a node of the traced graph. Use ``sg.symbol`` to make leaves."""
 
-    __slots__ = ("op", "inputs", "params", "attrs", "shape", "dtype", "_expr",
+    __slots__ = ("op", "inputs", "params", "attrs", "shape", "kind", "_expr",
                  "_grad_fn", "__weakref__")
     __array_priority__ = 1000
 
@@ -98,7 +99,7 @@ class Tensor:
         self.params = params
         self.attrs = dict(params)
         self.shape = shape
-        self.dtype = dtype
+        self.kind = dtype   # "float" or "bool": what the value holds
         self._expr = None
         self._grad_fn = None
 
@@ -106,6 +107,16 @@ class Tensor:
     @property
     def ndim(self):
         return len(self.shape)
+
+    @property
+    def dtype(self):
+        """As the arrays it stands for: torch.float64 / torch.bool when torch is loaded (so
+        torch code can pass ``x.dtype`` on), NumPy's dtype otherwise."""
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            return torch.bool if self.kind == "bool" else torch.float64
+        import numpy
+        return numpy.dtype(bool if self.kind == "bool" else numpy.float64)
 
     @property
     def name(self):

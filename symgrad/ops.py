@@ -78,7 +78,7 @@ def bool_dtype(op, inputs):
 
 
 def same_dtype(op, inputs):
-    return inputs[0].dtype
+    return inputs[0].kind
 
 
 # ----- leaves --------------------------------------------------------------------------
@@ -448,8 +448,8 @@ def apply(op, *args, **kwargs):
     if any(isinstance(a, Tensor) for a in args):
         inputs = tuple(as_tensor(a, op) for a in args)
         if op not in BOOL_INPUT_OPS:
-            inputs = tuple(make("cast", (i,)) if i.dtype == "bool" else i for i in inputs)
-        if op == "where" and inputs[0].dtype != "bool":
+            inputs = tuple(make("cast", (i,)) if i.kind == "bool" else i for i in inputs)
+        if op == "where" and inputs[0].kind != "bool":
             raise TypeError(f"where: the condition must be a boolean Tensor (a comparison "
                             f"such as x > 0), got a float Tensor of shape "
                             f"{fmt_shape(inputs[0].shape)}")

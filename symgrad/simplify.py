@@ -224,7 +224,7 @@ def _logical(absorbing):
                 if bool(t.attrs["value"]) == absorbing:
                     return const(absorbing, shape)
                 other = inputs[1 - k]
-                if other.dtype != "bool":   # x & True is the truth of x, not x
+                if other.kind != "bool":   # x & True is the truth of x, not x
                     other = make("ne", (other, const(0)))
                 return bcast(other, shape)
         return None

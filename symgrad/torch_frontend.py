@@ -479,7 +479,7 @@ def where_method(input, condition, other):
 
 def _as_bool(c):
     if isinstance(c, Tensor):
-        return c if c.dtype == "bool" else sgo.ne(c, 0)
+        return c if c.kind == "bool" else sgo.ne(c, 0)
     import torch
     if isinstance(c, torch.Tensor):
         return c.bool()
@@ -1076,7 +1076,7 @@ tensor_property("data")(sgo.detach)
 
 
 def _to_float(input):
-    if isinstance(input, Tensor) and input.dtype == "bool":
+    if isinstance(input, Tensor) and input.kind == "bool":
         return sgo.cast(input)
     return input
 
@@ -1157,7 +1157,7 @@ def count(input):
 
 @torch_op("Tensor.is_floating_point", "torch.is_floating_point")
 def is_floating_point(input):
-    return not (isinstance(input, Tensor) and input.dtype == "bool")
+    return not (isinstance(input, Tensor) and input.kind == "bool")
 
 
 @torch_op("Tensor.is_complex", "torch.is_complex")

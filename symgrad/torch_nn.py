@@ -486,8 +486,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         attn_mask = numpy.tril(numpy.ones((rows, cols), dtype=bool))
     dead = None
     if attn_mask is not None:
-        is_bool = getattr(attn_mask, "dtype", None) in ("bool", bool) or str(
-            getattr(attn_mask, "dtype", "")) == "bool"
+        is_bool = _is_bool(attn_mask)
         scores = sgo.where(attn_mask, scores, -math.inf) if is_bool else scores + attn_mask
         if isinstance(attn_mask, Tensor) and attn_mask.op in ("array", "const"):
             allowed = constant_array(name, attn_mask, "")
@@ -561,12 +560,19 @@ def multi_head_attention_forward(
     return out, weights
 
 
+def _is_bool(mask):
+    """A boolean mask: an sg Tensor of kind bool, or a NumPy/torch boolean array."""
+    if isinstance(mask, Tensor):
+        return mask.kind == "bool"
+    return str(getattr(mask, "dtype", "")) in ("bool", "torch.bool")
+
+
 def _additive_mask(name, mask):
     """A boolean mask (True: may not attend) as 0/-inf; a float mask as it is. (Before
     any reshaping: sg's shape ops turn booleans into 0/1 floats.)"""
     if mask is None:
         return None
-    if getattr(mask, "dtype", None) == "bool":
+    if _is_bool(mask):
         if mask.op in ("array", "const"):
             import numpy
             return numpy.where(constant_array(name, mask, ""), -math.inf, 0.0)
