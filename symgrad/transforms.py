@@ -258,21 +258,28 @@ def vjp(f, *primals, has_aux=False):
     return result + (_aux(p, aux),) if has_aux else result
 
 
+def _with_tangents(f, primals, tangents, what, alternative):
+    """(Primals, tangents, whether the primals were a tuple), tangents checked one per
+    primal and of its shape (jvp, hvp)."""
+    prim, is_tuple = _as_tuple(primals)
+    tans, _ = _as_tuple(tangents)
+    if not prim:
+        _no_primals(what, alternative)
+    p = Primals(f, what, prim)
+    if len(tans) != len(prim):
+        raise SymgradError(f"{what}: {len(prim)} primal(s) but {len(tans)} tangent(s); give "
+                           "one tangent per primal, of its shape")
+    p.check_like(tans, "tangents", [x.shape for x in p.placeholders])
+    return p, tans, is_tuple
+
+
 @_grad_enabled
 def jvp(f, primals, tangents, *, strict=False, has_aux=False):
     """``(output, tangent_out)`` like ``torch.func.jvp``: the Jacobian of ``f`` at
     ``primals`` times ``tangents`` (tuples, one tangent per primal, of its shape), by one
     forward sweep with the rules' JVP formulas. With ``has_aux``: ``(output, tangent_out,
     aux)``. ``strict`` is accepted for compatibility."""
-    prim, _ = _as_tuple(primals)
-    tans, _ = _as_tuple(tangents)
-    if not prim:
-        _no_primals("sg.jvp", "jacobian")
-    p = Primals(f, "sg.jvp", prim)
-    if len(tans) != len(prim):
-        raise SymgradError(f"sg.jvp: {len(prim)} primal(s) but {len(tans)} tangent(s); give "
-                           "one tangent per primal, of its shape")
-    p.check_like(tans, "tangents", [x.shape for x in p.placeholders])
+    p, tans, _ = _with_tangents(f, primals, tangents, "sg.jvp", "jacobian")
     outs, spec, aux = p.trace(f, has_aux)
     tph = [placeholder("tan", x.shape) for x in p.placeholders]
     touts = forward(outs, p.placeholders, tph)
@@ -369,15 +376,7 @@ def hvp(f, primals, tangents):
     """``(output, hvp)`` like ``torch.autograd.functional.hvp``: the Hessian of scalar
     ``f`` at ``primals`` times ``tangents``, one result per primal (a tuple when the
     primals are), by a forward sweep over the reverse-mode gradient."""
-    prim, is_tuple = _as_tuple(primals)
-    tans, _ = _as_tuple(tangents)
-    if not prim:
-        _no_primals("sg.hvp", "hessian")
-    p = Primals(f, "sg.hvp", prim)
-    if len(tans) != len(prim):
-        raise SymgradError(f"sg.hvp: {len(prim)} primal(s) but {len(tans)} tangent(s); give "
-                           "one tangent per primal, of its shape")
-    p.check_like(tans, "tangents", [x.shape for x in p.placeholders])
+    p, tans, is_tuple = _with_tangents(f, primals, tangents, "sg.hvp", "hessian")
     outs, spec, _ = p.trace(f)
     if spec is not None or outs[0].shape:
         shape = "several outputs" if spec is not None else f"shape {fmt_shape(outs[0].shape)}"
