@@ -17,7 +17,7 @@ import tempfile
 import torch
 
 import symgrad as sg
-from symgrad.graphview import graph_text, graphviz_available
+from symgrad.views.graph import graph_text, graphviz_available
 
 failures = []
 

@@ -3,30 +3,37 @@
 Trace a Python function into a DAG of ops, differentiate it in one reverse sweep with
 per-op rules kept as data in ``rules/``, and get the gradient as formulas, a straight-line
 program, and compiled NumPy or PyTorch code checked against ``torch.autograd``.
+
+The package is layered (see the README's "How it works"): ``core`` (the traced graph and
+the op registry), ``diff`` (rules and sweeps), ``views`` (printers), ``codegen``
+(backends), ``torchfront`` (PyTorch code in); this module only re-exports.
 """
-from .api import GradFn, TensorSpec, grad, grad_fn
+from . import codegen, diff, torchfront, views  # noqa: F401  (fill core's service slots)
+from .api import GradFn, Hessian, Jacobian, grad, grad_fn, hessian, hvp, jacobian, jvp, vjp
+from .check import CheckReport, check
+from .core.build import const, symbol
+from .core.grad_mode import enable_grad, is_grad_enabled, no_grad
+from .core.graph import Tensor
+from .core.ops.indexing import cat, concatenate, stack
+from .core.ops.linalg import (cholesky, det, diag, diagonal, dot, eye, inv, inverse, logabsdet,
+                              logdet, matmul, norm, outer, slogdet, solve, trace, tril, triu)
+from .core.ops.nn import (binary_cross_entropy_with_logits, cross_entropy, log_softmax,
+                          logsumexp, mse_loss, one_hot, softmax)
+from .core.ops.pointwise import (abs, acos, add, asin, atan, cast, clamp, cos, cosh, detach,
+                                 div, eq, erf, exp, expm1, ge, gt, le, log, log1p, logical_and,
+                                 logical_not, logical_or, lt, maximum, minimum, mul, ne, neg,
+                                 pow, relu, sigmoid, sign, sin, sinh, softplus, sqrt, square,
+                                 stop_gradient, sub, tan, tanh, where)
+from .core.ops.reductions import amax, amin, cumsum, max, mean, min, prod, std, sum, var
+from .core.ops.shape import broadcast_to, reshape, squeeze, transpose, unsqueeze
+from .core.shapes import TensorSpec
+from .diff.function import Function, FunctionError
+from .diff.rules import Rule, rules
 from .errors import (ArgumentError, CheckError, ControlFlowError, NonScalarOutputError,
                      NotDifferentiableError, OperandError, RuleError, ShapeError,
                      SymgradError, UnsupportedOpError)
-from .graph import Tensor, const, symbol
-from .ops import (abs, acos, add, asin, atan, broadcast_to, cast, clamp, cos, cosh, detach, div,
-                  eq, erf, exp, expm1, ge, gt, le, log, log1p, logical_and, logical_not,
-                  logical_or, lt, matmul, maximum, mean, minimum, mul, ne, neg, pow, relu,
-                  reshape, sigmoid, sign, sin, sinh, softplus, sqrt, square, squeeze,
-                  stop_gradient, sub, sum, tan, tanh, transpose, unsqueeze, where)
-from .linalg import (cholesky, det, diag, diagonal, dot, eye, inv, inverse, logabsdet, logdet,
-                     norm, outer, slogdet, solve, trace, tril, triu)
-from .reductions import amax, amin, cumsum, max, min, prod, std, var
-from .nn import (binary_cross_entropy_with_logits, cross_entropy, log_softmax, logsumexp,
-                 mse_loss, one_hot, softmax)
-from .indexing import cat, concatenate, stack
-from .rules import Rule, rules
-from .check import CheckReport, check
-from .torch_module import module_function
-from .grad_mode import enable_grad, is_grad_enabled, no_grad
-from .function import Function, FunctionError
-from .graphview import print_graph, to_dot
-from .transforms import Hessian, Jacobian, hessian, hvp, jacobian, jvp, vjp
+from .torchfront.module import module_function
+from .views.graph import print_graph, to_dot
 
 __version__ = "0.1.0"
 

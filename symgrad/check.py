@@ -10,8 +10,13 @@ from dataclasses import dataclass, field
 
 import numpy
 
+from .api import grad_fn
+from .codegen import compile_function
+from .core.build import const, symbol
+from .core.shapes import dim_symbols
+from .diff.reverse import backward
 from .errors import CheckError, SymgradError
-from .shapes import dim_symbols
+from .torchfront.module import as_function
 
 
 @dataclass
@@ -112,12 +117,6 @@ def check(f, shapes=None, dims=None, order=2, wrt=None, trials=3, seed=0, rtol=1
     every mismatch in ``report.failures`` (``report.ok`` is then False).
     """
     import torch
-
-    from .api import grad_fn
-    from .autodiff import backward
-    from .codegen import compile_function
-    from .graph import const, symbol
-    from .torch_module import as_function
 
     f, shapes, wrt = as_function(f, shapes, loss, wrt)
     g = grad_fn(f, wrt=wrt, shapes=shapes)

@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 
 import symgrad as sg
-from symgrad import ops as sg_ops
+from symgrad.core import ops as sg_ops
 
 # ----- samplers: (shape, rng) -> array --------------------------------------------------
 
@@ -731,7 +731,7 @@ spec("index", lambda x: x[0], lambda x: x[0], [
 
 
 def _scatter(shape, key):
-    from symgrad.indexing import _normalise, index_scatter
+    from symgrad.core.ops.indexing import index_scatter, normalise as _normalise
     entries, _ = _normalise(sg.symbol("_", shape).shape, key)
 
     def build(g):

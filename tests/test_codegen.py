@@ -147,7 +147,7 @@ def test_compiled_globals_hold_no_symgrad_objects(case):
             elif isinstance(value, types.FunctionType):
                 # the function itself, or a helper of the generated source (_softmax)
                 assert value.__code__.co_filename == fn.__code__.co_filename, name
-            elif name == "_NUMPY_FALLBACK":
+            elif name == "_FALLBACK":
                 assert isinstance(value, str)  # source of the lazily compiled NumPy path
             elif isinstance(value, (np.ufunc, np.vectorize)):
                 # scipy.special's ufuncs when SciPy is installed, math.erf vectorized if not
@@ -347,11 +347,13 @@ def test_unknown_backend():
 def test_special_functions_with_and_without_scipy(scipy, monkeypatch):
     """sigmoid and erf print as SciPy ufuncs when SciPy is there, NumPy code otherwise;
     both agree with torch, also far in the tails."""
-    from symgrad import code_printers
+    from symgrad.codegen.backends import numpy as numpy_backend
+    from symgrad.core.ops import pointwise
     if scipy:
         pytest.importorskip("scipy")
-    monkeypatch.setattr(code_printers, "_has_scipy", lambda: scipy)
-    monkeypatch.setattr(code_printers, "_template_caches", {})
+    monkeypatch.setattr(pointwise, "has_scipy", lambda: scipy)
+    monkeypatch.setattr(numpy_backend, "has_scipy", lambda: scipy)
+    monkeypatch.setattr(sg.codegen.backend("numpy"), "_templates", None)
 
     def f(x):
         return sg.sum(sg.sigmoid(x) * sg.erf(x) + sg.softplus(x))

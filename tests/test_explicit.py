@@ -11,7 +11,7 @@ import sympy
 import torch
 
 import symgrad as sg
-from symgrad.explicit import element_symbols
+from symgrad.views.explicit import element_symbols
 
 from rule_specs import SPECS
 from test_rules import as_torch, concrete, draw, losses, seed_of

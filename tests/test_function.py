@@ -421,7 +421,7 @@ def test_application_is_carried_by_graph_rewrites():
 
 def test_applications_do_not_keep_their_graphs_alive():
     import gc
-    from symgrad.graph import _interned
+    from symgrad.core.build import interned as _interned
 
     def loss(x):
         return sg.sum(Exp.apply(x * x))

@@ -7,7 +7,7 @@ import sympy
 import torch
 
 import symgrad as sg
-from symgrad.graphview import graph_text, graphviz_available
+from symgrad.views.graph import graph_text, graphviz_available
 
 
 def torch_tree(fn, indent=0, out=None):

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import symgrad as sg
-from symgrad.matrix_notation import render
+from symgrad.views.matrix import render
 
 
 def spd(shape, rng):

@@ -23,9 +23,12 @@ import sympy
 import torch
 
 import symgrad as sg
-from symgrad import autodiff, codegen, sympy_funcs
-from symgrad.graph import symbol, topo_order
-from symgrad.shapes import as_shape
+from symgrad import codegen
+from symgrad.core.build import symbol
+from symgrad.core.graph import topo_order
+from symgrad.core.ops import pointwise as sympy_funcs
+from symgrad.core.shapes import as_shape
+from symgrad.diff.forward import forward
 
 from rule_specs import SPECS
 
@@ -195,7 +198,7 @@ def test_gradient(spec, case):
 def test_jvp(spec, case):
     xs, out = traced_output(spec, case)
     ts = [symbol(f"{x.name}_dot", x.shape) for x in xs]
-    (tangent,) = autodiff.forward([out], xs, ts)
+    (tangent,) = forward([out], xs, ts)
     fns = {b: codegen.compile_function([tangent], xs + ts, b, "jvp", zero_shapes=[out.shape])
            for b in ("numpy", "torch")}
 

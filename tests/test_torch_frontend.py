@@ -1,6 +1,6 @@
 """The PyTorch front end: torch code and nn.Modules traced into symgrad formulas.
 
-Every torch callable in ``torch_frontend.TORCH_FUNCTIONS`` is exercised by
+Every torch callable in ``torchfront.dispatch.table()`` is exercised by
 ``test_mapping``, parametrized over the table (``-k gelu`` works): a small function using
 it is traced, differentiated and compiled (NumPy and torch), and compared with the same
 function run by real torch under torch.autograd (float64), value, gradients and
@@ -17,9 +17,9 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import symgrad as sg
-from symgrad import torch_frontend as tf
+from symgrad.torchfront import dispatch as tf
 from symgrad.check import _concrete
-from symgrad.torch_module import symbol_names
+from symgrad.torchfront.module import symbol_names
 from symgrad.errors import NonScalarOutputError, ShapeError, SymgradError, UnsupportedOpError
 
 D = torch.float64
@@ -137,6 +137,9 @@ EXAMPLES = {
     "torch.logdet": Ex(lambda op, x: op(x), SQ, "spd"),
     "torch.slogdet": Ex(lambda op, x: op(x).sign * op(x).logabsdet, SQ, "spd"),
     "torch.inverse": Ex(lambda op, x: op(x), SQ, "spd"),
+    "torch.linalg.cholesky": Ex(lambda op, x: op(x), SQ, "spd"),
+    "torch.tril": Ex(lambda op, x: (op(x), op(x, 1), op(x, diagonal=-1)), SQ),
+    "torch.triu": Ex(lambda op, x: (op(x), op(x, -1), op(x, diagonal=1)), SQ),
     "torch.linalg.solve": Ex(lambda op, a, b, c: (op(a, b), op(a, c)),
                              {"a": (3, 3), "b": (3,), "c": (3, 2)}, "spd"),
     "torch.norm": Ex(lambda op, x: (op(x), op(x, 1, 1), op(x, dim=0, keepdim=True),
@@ -322,10 +325,11 @@ KNOWN_METHOD_GAPS = {}  # torch methods whose sg.Tensor spelling still means som
 
 
 def _canonical():
+    """Names mapped by one handler, or onto one op, share an example."""
     first = {}
-    for name, handler in tf.TORCH_FUNCTIONS.items():
-        first.setdefault(handler, name)
-    return {name: first[handler] for name, handler in tf.TORCH_FUNCTIONS.items()}
+    for name, handler in tf.table().items():
+        first.setdefault(getattr(handler, "op", handler), name)
+    return {name: first[getattr(handler, "op", handler)] for name, handler in tf.table().items()}
 
 
 CANONICAL = _canonical()
@@ -398,7 +402,7 @@ def verify(f, shapes, domain="real", order=2, trials=2, dims=None, **kw):
     return report
 
 
-@pytest.mark.parametrize("name", sorted(tf.TORCH_FUNCTIONS))
+@pytest.mark.parametrize("name", sorted(tf.table()))
 def test_mapping(name):
     if name in KNOWN_METHOD_GAPS:
         pytest.xfail(KNOWN_METHOD_GAPS[name])
@@ -418,10 +422,10 @@ def test_known_method_gaps_still_differ(name):
 
 
 def test_every_mapping_has_an_example():
-    missing = sorted({CANONICAL[n] for n in tf.TORCH_FUNCTIONS
+    missing = sorted({CANONICAL[n] for n in tf.table()
                       if n not in EXAMPLES and CANONICAL[n] not in EXAMPLES})
     assert not missing, f"add EXAMPLES for {missing}"
-    stale = sorted(set(EXAMPLES) - set(tf.TORCH_FUNCTIONS))
+    stale = sorted(set(EXAMPLES) - set(tf.table()))
     assert not stale, f"EXAMPLES for unmapped names {stale}"
 
 
@@ -830,13 +834,13 @@ def test_plain_function_with_loss():
 
 def test_check_reference_is_real_torch_not_the_trace(monkeypatch):
     """A wrong mapping is caught: the reference never goes through the front end."""
-    monkeypatch.setitem(tf._by_callable(), F.linear,
+    monkeypatch.setitem(tf.by_callable(), F.linear,
                         ("torch.nn.functional.linear", lambda input, weight, bias=None:
                          sg.matmul(input, sg.transpose(weight))))
     mlp = nn.Sequential(nn.Linear(3, 2), nn.Tanh())
     report = sg.check(mlp, shapes={"input": (3,)}, loss=torch.sum, raise_on_mismatch=False)
     assert not report.ok and any("d/db0" in f for f in report.failures)
-    monkeypatch.setitem(tf._by_callable(), torch.tanh,
+    monkeypatch.setitem(tf.by_callable(), torch.tanh,
                         ("torch.tanh", lambda input, *, out=None: sg.sin(input)))
     with pytest.raises(sg.CheckError):
         sg.check(lambda x: torch.tanh(x).sum(), shapes={"x": (3,)})

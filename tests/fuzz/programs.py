@@ -39,8 +39,8 @@ import sympy
 import torch
 
 import symgrad as sg
-from symgrad.graph import Tensor, topo_order
-from symgrad.shapes import dim_symbol
+from symgrad.core.graph import Tensor, topo_order
+from symgrad.core.shapes import dim_symbol
 
 import rule_specs
 from rule_specs import SPECS

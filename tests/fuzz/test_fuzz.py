@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import symgrad as sg
-from symgrad.rules import RuleTable
+from symgrad.diff.rules import RuleTable
 
 from rule_specs import SPECS
 import rule_specs

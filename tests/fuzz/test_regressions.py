@@ -90,7 +90,7 @@ def test_seed_1517_norm_of_a_zero_vector_mixed_second_derivative():
 def test_seed_1939_scatter_added_to_a_broadcast_gradient():
     """The Hessian-vector product of sum(sin(broadcast(scatter(g)) - mean(x))): its
     program adds a (3, 4) gradient slice to a (4, 3, 4) array."""
-    from symgrad.indexing import _normalise, index_scatter
+    from symgrad.core.ops.indexing import index_scatter, normalise as _normalise
     entries, _ = _normalise(sg.symbol("_", (3, 4)).shape, (slice(None), 1))
 
     def f(g, x):

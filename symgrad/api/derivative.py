@@ -1,0 +1,181 @@
+"""What every derivative object shows: ``GradFn``, ``Jacobian`` and ``Hessian`` share
+these views of their derivative graphs (closed-form formulas, text in matrix or NumPy
+notation, LaTeX, the straight-line program, compiled functions and their source, and
+per-element formulas)."""
+from ..codegen import compile_function, source
+from ..core.build import zeros
+from ..core.program import Program
+from ..core.shapes import dim_symbol, fmt_shape
+from ..errors import ArgumentError
+from ..views import explicit as _explicit
+from ..views.latex import latex_expr
+from ..views.matrix import render
+from ..views.text import format_expr, program_lines, shape_note, shared_forms
+
+
+class Block:
+    """One result of a derivative view: its key in ``formulas``, its text and LaTeX
+    labels, its graph node (None for a known zero) and its shape."""
+
+    __slots__ = ("key", "label", "latex", "node", "shape")
+
+    def __init__(self, key, label, latex, node, shape):
+        self.key, self.label, self.latex, self.node, self.shape = key, label, latex, node, shape
+
+    @property
+    def filled(self):
+        return self.node if self.node is not None else zeros(self.shape)
+
+
+class DerivativeFn:
+    """The views ``GradFn``, ``sg.jacobian`` and ``sg.hessian`` objects share: derivative
+    graphs as closed-form formulas, text (matrix or NumPy notation), LaTeX, a
+    straight-line program, compiled NumPy/torch functions and their source.
+
+    A subclass sets ``name``, ``inputs`` (the traced parameters, in order), ``output``
+    (the traced value, or None when there are several) and implements ``_blocks()``."""
+
+    _compiled = None
+
+    def _blocks(self):
+        raise NotImplementedError
+
+    def _values(self):
+        """[(label, node)] of the traced value(s) for ``program``."""
+        return [(self.name, self.output)]
+
+    # ----- formulas --------------------------------------------------------------------
+    @staticmethod
+    def _closed(node, shape):
+        if node is None:
+            return zeros(shape).expr
+        return node.expr
+
+    @property
+    def formulas(self):
+        """{key: closed-form SymPy expression} (the key of a gradient is the input name)."""
+        return {b.key: self._closed(b.node, b.shape) for b in self._blocks()}
+
+    @property
+    def value(self):
+        """Closed-form SymPy expression of the function itself."""
+        return self.output.expr
+
+    def _shared(self):
+        reserved = {x.name for x in self.inputs}
+        return shared_forms([b.filled for b in self._blocks()], reserved)
+
+    def _matrix_view(self):
+        """Matrix notation suits any derivative with an array in it; plain SymPy formulas
+        (which SymPy simplifies) suit functions of scalars only."""
+        return any(x.shape for x in self.inputs) or any(
+            v is not None and v.shape for _, v in self._values())
+
+    def _notation(self, notation):
+        if notation is None:
+            return "matrix" if self._matrix_view() else "numpy"
+        if notation not in ("matrix", "numpy"):
+            raise ArgumentError(f"unknown notation {notation!r}; use 'matrix' or 'numpy'")
+        return notation
+
+    def _rendered(self, style):
+        return render([b.filled for b in self._blocks()], style, {x.name for x in self.inputs})
+
+    def __str__(self):
+        return self.text()
+
+    def text(self, notation=None):
+        """The formulas as text: ``"matrix"`` (textbook: ᵀ, ∘, 𝟙, diag, with shared
+        subterms named t₁, t₂, ...) or ``"numpy"`` (NumPy-style SymPy formulas).
+        By default matrix notation whenever arrays are involved."""
+        blocks = self._blocks()
+        if self._notation(notation) == "matrix":
+            outs, defs = self._rendered("text")
+        else:
+            exprs, named = self._shared()
+            outs = [format_expr(e) for e in exprs]
+            defs = [(str(s), format_expr(e)) for s, e, _ in named]
+        lines = [f"{b.label} = {o}{shape_note(b.shape)}" for b, o in zip(blocks, outs)]
+        if defs:
+            lines.append("  where")
+            lines += [f"    {n} = {d}" for n, d in defs]
+        return "\n".join(lines)
+
+    def latex(self, notation=None):
+        """LaTeX of all formulas (an ``aligned`` block); ``notation`` as in ``text``."""
+        blocks = self._blocks()
+        if self._notation(notation) == "matrix":
+            outs, defs = self._rendered("latex")
+        else:
+            exprs, named = self._shared()
+            outs = [latex_expr(e) for e in exprs]
+            defs = [(latex_expr(s), latex_expr(e)) for s, e, _ in named]
+        rows = [rf"{b.latex} &= {o}" for b, o in zip(blocks, outs)]
+        rows += [rf"{n} &= {d}" for n, d in defs]
+        return "\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}"
+
+    def _repr_latex_(self):
+        return "$$" + self.latex() + "$$"
+
+    def program(self):
+        """The straight-line program: forward ops, then derivative ops, one per line."""
+        outputs = self._values() + [(b.label, b.node) for b in self._blocks()]
+        lines, _ = program_lines(outputs, self.inputs)
+        head = f"# inputs: " + ", ".join(
+            f"{x.name}{fmt_shape(x.shape) if x.shape else ''}" for x in self.inputs)
+        return "\n".join([head] + lines)
+
+    def op_counts(self):
+        """(forward ops, forward+derivative ops) of the straight-line program."""
+        values = [v for _, v in self._values()]
+        fwd = len(Program(values, self.inputs).statements)
+        total = len(Program(values + [b.node for b in self._blocks() if b.node is not None],
+                            self.inputs).statements)
+        return fwd, total
+
+    # ----- code ------------------------------------------------------------------------
+    def _func_name(self):
+        base = self.name if self.name.isidentifier() else "f"
+        return f"grad_{base}"
+
+    def _with_value(self, with_value):
+        if not with_value:
+            return None
+        if self.output is None:
+            raise ArgumentError(f"{self.name} has several outputs; with_value=True needs one")
+        return self.output
+
+    def compile(self, backend="numpy", with_value=False):
+        """A plain function of the same positional arguments as ``f`` returning the tuple
+        of results (one per block, in order) or ``(value, results)``, running NumPy or
+        torch code only."""
+        if self._compiled is None:
+            self._compiled = {}
+        key = (backend, bool(with_value))
+        fn = self._compiled.get(key)
+        if fn is None:
+            blocks = self._blocks()
+            fn = compile_function(
+                [b.node for b in blocks], self.inputs, backend, self._func_name(),
+                with_value=self._with_value(with_value), zero_shapes=[b.shape for b in blocks])
+            self._compiled[key] = fn
+        return fn
+
+    def source(self, backend="numpy", with_value=False):
+        """Standalone Python source of the compiled function (imports numpy/torch only)."""
+        blocks = self._blocks()
+        return source([b.node for b in blocks], self.inputs, backend, self._func_name(),
+                      with_value=self._with_value(with_value),
+                      zero_shapes=[b.shape for b in blocks])
+
+    def explicit(self, simplify=True, **dims):
+        """Per-element closed forms for concrete sizes: {key: SymPy array or expr}."""
+        bound = {dim_symbol(k): int(v) for k, v in dims.items()}
+        blocks = self._blocks()
+        arrays = _explicit.evaluate([b.filled for b in blocks], bound)
+        return {b.key: _explicit.to_sympy(a, simplify) for b, a in zip(blocks, arrays)}
+
+    def explicit_value(self, simplify=True, **dims):
+        bound = {dim_symbol(k): int(v) for k, v in dims.items()}
+        (arr,) = _explicit.evaluate([self.output], bound)
+        return _explicit.to_sympy(arr, simplify)

@@ -1,0 +1,227 @@
+"""Tracing Python functions, ``grad_fn`` and ``grad``.
+
+``grad_fn(f)`` traces ``f`` on symbols (one per parameter, shaped by ``shapes`` or
+annotations), differentiates the scalar result in one reverse sweep and returns a
+``GradFn``: the gradient as formulas, a program, and compiled NumPy/torch functions.
+"""
+import ast
+import inspect
+
+import sympy
+
+from ..core.build import as_tensor, const, gc_paused, symbol, zeros
+from ..core.grad_mode import enable_grad
+from ..core.graph import Tensor, topo_order
+from ..core.shapes import TensorSpec, as_shape, dim_symbols, fmt_shape, shapes_equal
+from ..diff.reverse import backward
+from ..errors import NonScalarOutputError, ShapeError, SymgradError
+from ..torchfront.module import as_function
+from ..views.latex import latex_expr
+from .derivative import Block, DerivativeFn
+
+
+def _annotation_shape(ann):
+    if isinstance(ann, TensorSpec):
+        return ann.shape
+    if isinstance(ann, str):
+        # A string annotation (from __future__ annotations): read it, never eval it.
+        try:
+            node = ast.parse(ann, mode="eval").body
+        except SyntaxError:
+            return None
+        if isinstance(node, ast.Subscript) and getattr(node.value, "attr", getattr(
+                node.value, "id", None)) == "Tensor":
+            sl = node.slice
+            elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+            if all(isinstance(e, ast.Constant) for e in elts):
+                return as_shape(tuple(e.value for e in elts))
+    return None
+
+
+def parameters(f):
+    """Positional parameter names of ``f``."""
+    try:
+        sig = inspect.signature(f)
+    except (TypeError, ValueError):
+        raise SymgradError(f"cannot read the parameters of {f!r}; pass a Python function "
+                           "or an nn.Module") from None
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    params = [p for p in sig.parameters.values() if p.kind in kinds]
+    return params
+
+
+def make_inputs(f, shapes=None):
+    """One symbol per parameter of ``f``, shaped by ``shapes`` or annotations."""
+    shapes = dict(shapes or {})
+    params = parameters(f)
+    names = [p.name for p in params]
+    unknown = [k for k in shapes if k not in names]
+    if unknown:
+        raise SymgradError(f"shapes names {unknown} that are not parameters of "
+                           f"{getattr(f, '__name__', 'f')}({', '.join(names)})")
+    inputs = []
+    for p in params:
+        if p.name in shapes:
+            shape = as_shape(shapes[p.name])
+        else:
+            shape = _annotation_shape(p.annotation) or ()
+        inputs.append(symbol(p.name, shape))
+    dims = {str(d) for x in inputs for d in dim_symbols(x.shape)}
+    clash = dims & set(names)
+    if clash:
+        raise SymgradError(f"dim name(s) {sorted(clash)} are also parameter names; "
+                           "rename the dims (e.g. 'n' -> 'N')")
+    return inputs
+
+
+def trace(f, inputs):
+    out = f(*inputs)
+    if isinstance(out, (tuple, list)):
+        raise NonScalarOutputError(
+            f"{getattr(f, '__name__', 'f')} returns {len(out)} values; grad_fn needs one "
+            "scalar; use sg.vjp or sg.jacobian for several outputs")
+    return as_tensor(out, "output")
+
+
+def resolve_wrt(wrt, inputs, fname="f"):
+    names = [x.name for x in inputs]
+    if wrt is None:
+        return list(inputs)
+    items = wrt if isinstance(wrt, (tuple, list)) else (wrt,)
+    out = []
+    for w in items:
+        if isinstance(w, bool):
+            raise SymgradError(f"wrt must name parameters of {fname}, got {w!r}")
+        if isinstance(w, int):
+            if not -len(inputs) <= w < len(inputs):
+                raise SymgradError(f"wrt={w} is out of range: {fname} has {len(inputs)} "
+                                   f"parameters ({', '.join(names)})")
+            out.append(inputs[w])
+        elif isinstance(w, str):
+            if w not in names:
+                raise SymgradError(f"wrt={w!r} is not a parameter of {fname}"
+                                   f"({', '.join(names)})")
+            out.append(inputs[names.index(w)])
+        else:
+            raise SymgradError(f"wrt items are parameter names or positions, got {w!r}")
+    return out
+
+
+def _check_scalar(out, what):
+    if out.shape:
+        raise NonScalarOutputError(
+            f"{what} returns a Tensor of shape {fmt_shape(out.shape)}; a gradient can be "
+            "implicitly created only for scalar outputs. Reduce it to a scalar (e.g. "
+            "sg.sum), or use sg.vjp / sg.jacobian for non-scalar outputs")
+
+
+class GradFn(DerivativeFn):
+    """The gradient of a scalar function as formulas, a program and compiled code."""
+
+    def __init__(self, name, inputs, wrt, value, grads):
+        self.name = name
+        self.inputs = inputs
+        self.wrt = wrt
+        self.output = value
+        self.grads = grads
+        self._compiled = {}
+
+    def _label(self, x):
+        return f"d{self.name}/d{x.name}"
+
+    def _blocks(self):
+        return [Block(x.name, self._label(x),
+                      rf"\frac{{\partial {self.name}}}{{\partial "
+                      rf"{latex_expr(sympy.Symbol(x.name))}}}", g, x.shape)
+                for x, g in zip(self.wrt, self.grads)]
+
+    def __repr__(self):
+        args = ", ".join(f"{x.name}: {fmt_shape(x.shape)}" if x.shape else x.name
+                         for x in self.inputs)
+        return f"<GradFn of {self.name}({args}) w.r.t. {', '.join(x.name for x in self.wrt)}>\n{self}"
+
+
+@enable_grad()  # a transform: under sg.no_grad its trace would carry no gradient
+@gc_paused
+def grad_fn(f, wrt=None, shapes=None, loss=None):
+    """The gradient function of scalar-valued ``f``: formulas, program, compiled code.
+    ``f`` may be an ``nn.Module`` (its parameters become symbols, see
+    ``torchfront.module``); ``loss`` turns the output of ``f`` into a scalar."""
+    f, shapes, wrt = as_function(f, shapes, loss, wrt)
+    name = getattr(f, "__name__", "f")
+    if name == "<lambda>":
+        name = "f"
+    inputs = make_inputs(f, shapes)
+    out = trace(f, inputs)
+    _check_scalar(out, f"{name}()")
+    sources = resolve_wrt(wrt, inputs, name)
+    grads = backward([out], [const(1)], sources)
+    return GradFn(name, inputs, sources, out, grads)
+
+
+def _as_list(x):
+    """Like torch: a tuple or list is a sequence of values; anything else (a Tensor, an
+    array, a number) is one value."""
+    if isinstance(x, (list, tuple)):
+        return list(x), False
+    return [x], True
+
+
+def grad(outputs, inputs, grad_outputs=None, allow_unused=False, materialize_grads=False,
+         retain_graph=None, create_graph=None):
+    """Symbolic ``torch.autograd.grad``: gradients of ``outputs`` w.r.t. ``inputs`` as
+    Tensors (differentiable again). ``retain_graph``/``create_graph`` are accepted for
+    compatibility; symbolic gradients are always differentiable."""
+    outs, _ = _as_list(outputs)
+    ins, _ = _as_list(inputs)
+    outs = [as_tensor(o, "grad") for o in outs]
+    for i, x in enumerate(ins):
+        if not isinstance(x, Tensor):
+            raise SymgradError(f"grad: inputs[{i}] is a {type(x).__name__}, not a symbolic "
+                               "Tensor; differentiate w.r.t. sg.symbol(...) values")
+    if grad_outputs is None:
+        seeds = []
+        for i, o in enumerate(outs):
+            if o.shape:
+                raise NonScalarOutputError(
+                    f"grad can be implicitly created only for scalar outputs: outputs[{i}] "
+                    f"has shape {fmt_shape(o.shape)}; pass grad_outputs (a cotangent of that "
+                    "shape) or reduce the output to a scalar")
+            seeds.append(const(1))
+    else:
+        gos, _ = _as_list(grad_outputs)
+        if len(gos) != len(outs):
+            raise SymgradError(f"grad: {len(outs)} outputs but {len(gos)} grad_outputs")
+        seeds = []
+        for i, (o, g) in enumerate(zip(outs, gos)):
+            if g is None:
+                if o.shape:
+                    raise NonScalarOutputError(
+                        f"grad can be implicitly created only for scalar outputs: "
+                        f"outputs[{i}] has shape {fmt_shape(o.shape)} and grad_outputs[{i}] "
+                        "is None")
+                seeds.append(const(1))
+                continue
+            g = as_tensor(g, "grad")
+            if not shapes_equal(g.shape, o.shape):
+                raise ShapeError(f"Mismatch in shape: grad_outputs[{i}] has a shape of "
+                                 f"{fmt_shape(g.shape)} and outputs[{i}] has a shape of "
+                                 f"{fmt_shape(o.shape)}")
+            seeds.append(g)
+    grads = backward(outs, seeds, ins)
+    result = []
+    for i, (x, g) in enumerate(zip(ins, grads)):
+        if g is None:
+            if not allow_unused and not materialize_grads and not _reaches(outs, x):
+                raise SymgradError(
+                    f"One of the differentiated Tensors (inputs[{i}]"
+                    f"{', ' + x.name if x.name else ''}) appears to not have been used in the "
+                    "graph. Set allow_unused=True if this is the desired behavior.")
+            if materialize_grads:
+                g = zeros(x.shape)
+        result.append(g)
+    return tuple(result)
+
+
+def _reaches(outputs, x):
+    return any(n is x for n in topo_order(outputs))

@@ -1,0 +1,549 @@
+"""Function transforms with ``torch.func``'s conventions: ``vjp``, ``jvp``, ``jacobian``,
+``hessian`` and ``hvp``.
+
+Each transform traces ``f`` once on placeholder symbols, one per primal and shaped like
+it, and builds the derivative as a graph over them:
+
+* ``vjp``: one reverse sweep (``autodiff.backward``) seeded with cotangent placeholders;
+* ``jvp``: one forward sweep (``autodiff.forward``) with the rules' JVP formulas, never a
+  transposed VJP;
+* ``jacobian``: a VJP (reverse mode, the rows) or JVP (forward mode, the columns) traced
+  on a placeholder and batched over the identity (``batching``), one graph for the whole
+  matrix; reverse mode when the outputs have no more elements than the inputs;
+* ``hessian``: the forward-mode Jacobian of the reverse-mode gradient;
+* ``hvp``: a forward sweep over the reverse-mode gradient.
+
+Then the placeholders meet the primals. Symbolic Tensors are substituted into the graph
+(so the results are symbolic Tensors, differentiable again); numbers, NumPy arrays and
+torch tensors are passed to the graph compiled for NumPy or torch, and the results come
+back as the same kind of value. Without primals, ``jacobian(f, shapes=...)`` and
+``hessian(f, shapes=...)`` return ``Jacobian`` / ``Hessian`` objects with the views of
+``GradFn``: formulas, matrix-notation text, LaTeX, program, compile and source.
+"""
+import numpy
+
+from ..codegen import compile_function
+from ..core import grad_mode
+from ..core.build import as_tensor, const, is_numeric, symbol, torch_module, zeros
+from ..core.graph import Tensor
+from ..core.shapes import fmt_shape, shapes_equal
+from ..diff.batching import jacfwd, jacobian_blocks, jacrev, placeholder, reverse_is_cheaper
+from ..diff.forward import forward
+from ..diff.function import substitute
+from ..diff.reverse import backward
+from ..errors import NonScalarOutputError, ShapeError, SymgradError
+from ..views.latex import latex_expr
+from .derivative import Block, DerivativeFn
+from .grad import make_inputs, parameters, resolve_wrt
+
+__all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "Jacobian", "Hessian"]
+
+# Transforms build derivative graphs with gradients enabled whatever the outer mode, as
+# torch.func's do: under sg.no_grad every node would be detached and every derivative 0.
+_grad_enabled = grad_mode.enable_grad()
+
+
+# ----- output structures (tuples, lists and dicts of values) -------------------------------
+
+def flatten(tree):
+    """(leaves, spec): the values in a nest of tuples, lists and dicts, and its shape."""
+    if isinstance(tree, (tuple, list)):
+        leaves, specs = [], []
+        for item in tree:
+            sub, spec = flatten(item)
+            leaves += sub
+            specs.append(spec)
+        return leaves, (type(tree), specs)
+    if isinstance(tree, dict):
+        keys = list(tree)
+        leaves, specs = [], []
+        for k in keys:
+            sub, spec = flatten(tree[k])
+            leaves += sub
+            specs.append(spec)
+        return leaves, (dict, (keys, specs))
+    return [tree], None
+
+
+def unflatten(spec, leaves):
+    it = iter(leaves)
+
+    def build(spec):
+        if spec is None:
+            return next(it)
+        kind, specs = spec
+        if kind is dict:
+            keys, subs = specs
+            return {k: build(s) for k, s in zip(keys, subs)}
+        return kind(build(s) for s in specs)
+    return build(spec)
+
+
+# ----- the kind of the primals ---------------------------------------------------------------
+
+def _shape_of(v):
+    if isinstance(v, Tensor):
+        return v.shape
+    return tuple(int(d) for d in numpy.shape(v))
+
+
+class Primals:
+    """The primals of a transform, their placeholders, and how results go back: substituted
+    (symbolic primals) or computed by compiled code and returned as the primals' kind."""
+
+    def __init__(self, f, what, primals):
+        self.what = what
+        self.values = list(primals)
+        names = _param_names(f, len(primals))
+        for i, v in enumerate(self.values):
+            if not isinstance(v, Tensor) and not is_numeric(v):
+                raise SymgradError(
+                    f"{what}: primal {i} ({names[i]}) is a {type(v).__name__}; pass numbers, "
+                    "NumPy arrays, torch tensors or symbolic Tensors (sg.symbol)")
+        self.placeholders = [placeholder(f"p_{n}_", _shape_of(v))
+                             for n, v in zip(names, self.values)]
+        self.names = names
+        torch = torch_module()
+        if any(isinstance(v, Tensor) for v in self.values):
+            self.kind = "symbolic"
+        elif torch is not None and any(isinstance(v, torch.Tensor) for v in self.values):
+            self.kind = "torch"
+        else:
+            self.kind = "numpy"
+        self.plain = all(isinstance(v, (int, float)) for v in self.values)
+
+    def trace(self, f, has_aux=False):
+        """f on the placeholders: (flat output Tensors, output spec, aux)."""
+        out = f(*self.placeholders)
+        aux = None
+        if has_aux:
+            if not isinstance(out, (tuple, list)) or len(out) != 2:
+                raise SymgradError(f"{self.what}: has_aux=True needs f to return a pair "
+                                   f"(output, aux), got {type(out).__name__}")
+            out, aux = out
+        leaves, spec = flatten(out)
+        return [as_tensor(o, self.what) for o in leaves], spec, aux
+
+    # ----- results ---------------------------------------------------------------------------
+    def results(self, nodes, shapes, extra=(), extra_values=()):
+        """The values of ``nodes`` (None: zeros of the given shape) at the primals, with the
+        ``extra`` placeholders bound to ``extra_values``."""
+        if self.kind == "symbolic":
+            mapping = {id(p): as_tensor(v, self.what)
+                       for p, v in zip(self.placeholders + list(extra),
+                                       self.values + list(extra_values))}
+            filled = [zeros(s) if n is None else n for n, s in zip(nodes, shapes)]
+            return substitute(filled, mapping)
+        inputs = self.placeholders + list(extra)
+        key = (tuple(map(id, nodes)), tuple(map(id, extra)), tuple(map(tuple, shapes)))
+        compiled = self.__dict__.setdefault("_compiled", {})
+        fn = compiled.get(key)   # vjp_fn, called again, reuses its compiled code
+        if fn is None:
+            fn = compiled[key] = compile_function(
+                list(nodes), inputs, self.kind, self.what.replace(".", "_"),
+                zero_shapes=list(shapes))
+        return [self._convert(v) for v in fn(*self._args(self.values + list(extra_values)))]
+
+    def _args(self, values):
+        torch = torch_module()
+        out = []
+        for v in values:
+            if isinstance(v, bool) or isinstance(v, int):
+                v = float(v)
+            elif torch is not None and isinstance(v, torch.Tensor) and not v.is_floating_point():
+                v = v.to(torch.float64)
+            elif isinstance(v, numpy.ndarray) and not numpy.issubdtype(v.dtype, numpy.floating):
+                v = v.astype(float)
+            out.append(v)
+        return out
+
+    def _convert(self, v):
+        if self.kind == "torch":
+            torch = torch_module()
+            ref = next(p for p in self.values if isinstance(p, torch.Tensor))
+            return torch.as_tensor(v, dtype=ref.dtype if ref.is_floating_point()
+                                   else torch.float64, device=ref.device)
+        if self.plain and numpy.ndim(v) == 0:
+            return float(v)
+        return numpy.asarray(v, dtype=float)
+
+    def check_like(self, values, what, shapes):
+        """``values`` (tangents, cotangents) one per placeholder shape, shapes equal."""
+        if len(values) != len(shapes):
+            raise SymgradError(f"{self.what}: expected {len(shapes)} {what}, got {len(values)}")
+        for i, (v, s) in enumerate(zip(values, shapes)):
+            if not isinstance(v, Tensor) and not is_numeric(v):
+                raise SymgradError(f"{self.what}: {what}[{i}] is a {type(v).__name__}; pass "
+                                   "numbers, arrays, torch tensors or symbolic Tensors")
+            got = _shape_of(v)
+            if not shapes_equal(tuple(got), tuple(s)):
+                raise ShapeError(f"{self.what}: {what}[{i}] has shape {fmt_shape(got)} but "
+                                 f"must have the shape {fmt_shape(s)} of "
+                                 f"{self._of(what, i)}")
+
+    def _of(self, what, i):
+        return f"primals[{i}] ({self.names[i]})" if what == "tangents" else f"output {i}"
+
+
+def _param_names(f, n):
+    try:
+        names = [p.name for p in parameters(f)]
+    except SymgradError:
+        names = []
+    return [names[i] if i < len(names) else f"arg{i}" for i in range(n)]
+
+
+def _as_tuple(x):
+    if isinstance(x, (tuple, list)):
+        return list(x), True
+    return [x], False
+
+
+def _selection(argnums, wrt, n, what):
+    """(positions, single) from torch.func's ``argnums`` or grad_fn's ``wrt`` (positions)."""
+    if argnums is not None and wrt is not None:
+        raise SymgradError(f"{what}: give argnums or wrt, not both")
+    sel = argnums if argnums is not None else wrt
+    if sel is None:
+        sel = 0
+    single = not isinstance(sel, (tuple, list))
+    items = [sel] if single else list(sel)
+    if not items:
+        raise SymgradError(f"{what}: argnums must not be empty")
+    out = []
+    for a in items:
+        if isinstance(a, bool) or not isinstance(a, int):
+            raise SymgradError(f"{what}: argnums must be ints (positions of the primals) or a "
+                               f"tuple of ints, got {a!r}")
+        if not -n <= a < n:
+            raise SymgradError(f"{what}: argnums={a} is out of range for {n} primal(s)")
+        out.append(a % n)
+    return out, single
+
+
+def _no_primals(what, kind):
+    raise SymgradError(f"{what} needs primals: {what}(f, x, ...). For the {kind} as formulas "
+                       f"without values, use sg.{kind}(f, shapes={{...}})")
+
+
+# ----- vjp and jvp ---------------------------------------------------------------------------
+
+@_grad_enabled
+def vjp(f, *primals, has_aux=False):
+    """``(output, vjp_fn)`` like ``torch.func.vjp``: ``vjp_fn(cotangents)`` returns one
+    gradient per primal (a tuple), for cotangents shaped like the output (a tuple of them
+    when ``f`` returns a tuple). With ``has_aux``: ``(output, vjp_fn, aux)``."""
+    if not primals:
+        _no_primals("sg.vjp", "jacobian")
+    p = Primals(f, "sg.vjp", primals)
+    outs, spec, aux = p.trace(f, has_aux)
+    out_values = unflatten(spec, p.results(outs, [o.shape for o in outs]))
+    cts = [placeholder("ct", o.shape) for o in outs]
+    grads = backward(outs, cts, p.placeholders)
+    shapes = [x.shape for x in p.placeholders]
+
+    @_grad_enabled
+    def vjp_fn(cotangents):
+        flat, cspec = flatten(cotangents)
+        if cspec != spec and not (spec is None and len(flat) == 1):
+            raise SymgradError(f"sg.vjp: the cotangents must have the structure of the "
+                               f"output ({len(outs)} value(s)), got {len(flat)} value(s)")
+        p.check_like(flat, "cotangents", [o.shape for o in outs])
+        return tuple(p.results(grads, shapes, cts, flat))
+
+    vjp_fn.__doc__ = "The vector-Jacobian product at the primals: one gradient per primal."
+    result = (out_values, vjp_fn)
+    return result + (_aux(p, aux),) if has_aux else result
+
+
+def _with_tangents(f, primals, tangents, what, alternative):
+    """(Primals, tangents, whether the primals were a tuple), tangents checked one per
+    primal and of its shape (jvp, hvp)."""
+    prim, is_tuple = _as_tuple(primals)
+    tans, _ = _as_tuple(tangents)
+    if not prim:
+        _no_primals(what, alternative)
+    p = Primals(f, what, prim)
+    if len(tans) != len(prim):
+        raise SymgradError(f"{what}: {len(prim)} primal(s) but {len(tans)} tangent(s); give "
+                           "one tangent per primal, of its shape")
+    p.check_like(tans, "tangents", [x.shape for x in p.placeholders])
+    return p, tans, is_tuple
+
+
+@_grad_enabled
+def jvp(f, primals, tangents, *, strict=False, has_aux=False):
+    """``(output, tangent_out)`` like ``torch.func.jvp``: the Jacobian of ``f`` at
+    ``primals`` times ``tangents`` (tuples, one tangent per primal, of its shape), by one
+    forward sweep with the rules' JVP formulas. With ``has_aux``: ``(output, tangent_out,
+    aux)``. ``strict`` is accepted for compatibility."""
+    p, tans, _ = _with_tangents(f, primals, tangents, "sg.jvp", "jacobian")
+    outs, spec, aux = p.trace(f, has_aux)
+    tph = [placeholder("tan", x.shape) for x in p.placeholders]
+    touts = forward(outs, p.placeholders, tph)
+    shapes = [o.shape for o in outs]
+    values = p.results(outs + touts, shapes + shapes, tph, tans)
+    result = (unflatten(spec, values[:len(outs)]), unflatten(spec, values[len(outs):]))
+    return result + (_aux(p, aux),) if has_aux else result
+
+
+def _aux(p, aux):
+    leaves, spec = flatten(aux)
+    kinds = [i for i, a in enumerate(leaves) if isinstance(a, Tensor)]
+    if not kinds:
+        return aux
+    nodes = [leaves[i] for i in kinds]
+    values = p.results(nodes, [n.shape for n in nodes])
+    for i, v in zip(kinds, values):
+        leaves[i] = v
+    return unflatten(spec, leaves)
+
+
+# ----- Jacobians and Hessians at primals ----------------------------------------------------
+
+@_grad_enabled
+def jacobian(f, *primals, argnums=None, wrt=None, shapes=None, mode="auto", has_aux=False):
+    """The Jacobian of ``f``. With primals (``torch.func.jacrev(f, argnums)(*primals)``):
+    for each output, the Jacobian w.r.t. ``primals[argnums]`` (shape output + input; a
+    tuple of them when ``argnums`` is a tuple), as the primals' kind of value. Without
+    primals: a ``Jacobian`` object of ``f`` traced on symbols shaped by ``shapes`` (or
+    annotations), w.r.t. ``wrt`` (names or positions; default every parameter), with
+    ``GradFn``'s views. ``mode``: "reverse", "forward" or "auto" (by shape)."""
+    if not primals:
+        return Jacobian(f, wrt=wrt if argnums is None else argnums, shapes=shapes, mode=mode,
+                        has_aux=has_aux)
+    if shapes is not None:
+        raise SymgradError("sg.jacobian: shapes= is for the symbolic object "
+                           "sg.jacobian(f, shapes=...); with primals their shapes are used")
+    p = Primals(f, "sg.jacobian", primals)
+    sel, single = _selection(argnums, wrt, len(primals), "sg.jacobian")
+    outs, spec, aux = p.trace(f, has_aux)
+    xs = [p.placeholders[i] for i in sel]
+    blocks = jacobian_blocks(outs, xs, mode)
+    flat = [b for row in blocks for b in row]
+    shapes_ = [o.shape + x.shape for o in outs for x in xs]
+    values = p.results(flat, shapes_)
+    per_out = [values[k * len(xs):(k + 1) * len(xs)] for k in range(len(outs))]
+    result = unflatten(spec, [row[0] if single else tuple(row) for row in per_out])
+    return (result, _aux(p, aux)) if has_aux else result
+
+
+def _hessian_blocks(outs, xs):
+    """``h[k][i][j]``: d/dxs[j] of the reverse-mode Jacobian d outs[k] / d xs[i]
+    (forward over reverse)."""
+    rev = jacrev(outs, xs)
+    flat = [b for row in rev for b in row]
+    live = [b for b in flat if b is not None]
+    fwd = iter(jacfwd(live, xs)) if live else iter(())
+    h = []
+    for row in rev:
+        h.append([[None] * len(xs) if b is None else next(fwd) for b in row])
+    return h
+
+
+@_grad_enabled
+def hessian(f, *primals, argnums=None, wrt=None, shapes=None, has_aux=False):
+    """The Hessian of ``f``, forward over reverse (``torch.func.hessian``). With primals:
+    for each output, the Hessian w.r.t. ``primals[argnums]`` (shape output + input +
+    input; nested tuples ``H[i][j]`` when ``argnums`` is a tuple). Without primals: a
+    ``Hessian`` object with ``GradFn``'s views, w.r.t. ``wrt`` (default every parameter)."""
+    if not primals:
+        return Hessian(f, wrt=wrt if argnums is None else argnums, shapes=shapes,
+                       has_aux=has_aux)
+    if shapes is not None:
+        raise SymgradError("sg.hessian: shapes= is for the symbolic object "
+                           "sg.hessian(f, shapes=...); with primals their shapes are used")
+    p = Primals(f, "sg.hessian", primals)
+    sel, single = _selection(argnums, wrt, len(primals), "sg.hessian")
+    outs, spec, aux = p.trace(f, has_aux)
+    xs = [p.placeholders[i] for i in sel]
+    h = _hessian_blocks(outs, xs)
+    flat = [b for out in h for row in out for b in row]
+    shapes_ = [o.shape + a.shape + b.shape for o in outs for a in xs for b in xs]
+    it = iter(p.results(flat, shapes_))
+    per_out = []
+    for _ in outs:
+        rows = tuple(tuple(next(it) for _ in xs) for _ in xs)
+        per_out.append(rows[0][0] if single else rows)
+    result = unflatten(spec, per_out)
+    return (result, _aux(p, aux)) if has_aux else result
+
+
+@_grad_enabled
+def hvp(f, primals, tangents):
+    """``(output, hvp)`` like ``torch.autograd.functional.hvp``: the Hessian of scalar
+    ``f`` at ``primals`` times ``tangents``, one result per primal (a tuple when the
+    primals are), by a forward sweep over the reverse-mode gradient."""
+    p, tans, is_tuple = _with_tangents(f, primals, tangents, "sg.hvp", "hessian")
+    outs, spec, _ = p.trace(f)
+    if spec is not None or outs[0].shape:
+        shape = "several outputs" if spec is not None else f"shape {fmt_shape(outs[0].shape)}"
+        raise NonScalarOutputError(f"sg.hvp: f returns {shape}; a Hessian-vector product "
+                                   "needs a scalar output. Use sg.hessian, or sg.jvp of "
+                                   "a sg.vjp, for non-scalar outputs")
+    grads = backward(outs, [const(1)], p.placeholders)
+    live = [g for g in grads if g is not None]
+    tph = [placeholder("tan", x.shape) for x in p.placeholders]
+    hv = iter(forward(live, p.placeholders, tph))
+    nodes = [None if g is None else next(hv) for g in grads]
+    shapes = [x.shape for x in p.placeholders]
+    values = p.results(outs + nodes, [outs[0].shape] + shapes, tph, tans)
+    out, rest = values[0], values[1:]
+    return out, (tuple(rest) if is_tuple else rest[0])
+
+
+# ----- Jacobian and Hessian objects ------------------------------------------------------------
+
+def _out_label(name, k, several):
+    return f"{name}[{k}]" if several else name
+
+
+def _latex_name(name):
+    import sympy
+    return latex_expr(sympy.Symbol(name))
+
+
+def _latex_out(name, k, several):
+    base = _latex_name(name)
+    return f"{base}_{{{k}}}" if several else base
+
+
+class _Transformed(DerivativeFn):
+    """The shared part of ``Jacobian`` and ``Hessian``: ``f`` traced on symbols."""
+
+    kind = "derivative"
+
+    def __init__(self, f, wrt, shapes, has_aux):
+        name = getattr(f, "__name__", "f")
+        self.name = "f" if name == "<lambda>" else name
+        self.inputs = make_inputs(f, shapes)
+        out = f(*self.inputs)
+        if has_aux:
+            out = out[0]
+        leaves, self.spec = flatten(out)
+        self.outputs = [as_tensor(o, self.name) for o in leaves]
+        self.output = self.outputs[0] if self.spec is None else None
+        if isinstance(wrt, (tuple, list)):
+            self.single = False
+        else:
+            self.single = wrt is not None or len(self.inputs) == 1
+        self.wrt = resolve_wrt(wrt, self.inputs, self.name)
+        self._compiled = {}
+
+    @property
+    def several(self):
+        return self.spec is not None
+
+    def _values(self):
+        return [(_out_label(self.name, k, self.several), o) for k, o in enumerate(self.outputs)]
+
+    @property
+    def value(self):
+        """Closed form of the function (a list of them when it has several outputs)."""
+        if self.several:
+            return [o.expr for o in self.outputs]
+        return self.output.expr
+
+    def _key(self, k, names):
+        parts = ([k] if self.several else []) + list(names)
+        return parts[0] if len(parts) == 1 else tuple(parts)
+
+    def _matrix_view(self):
+        return True if any(x.shape for x in self.inputs) else super()._matrix_view()
+
+    def __repr__(self):
+        args = ", ".join(f"{x.name}: {fmt_shape(x.shape)}" if x.shape else x.name
+                         for x in self.inputs)
+        wrt = ", ".join(x.name for x in self.wrt)
+        return f"<{type(self).__name__} of {self.name}({args}) w.r.t. {wrt}>\n{self}"
+
+    def __call__(self, *args):
+        """The derivative at ``args`` (numbers, arrays or torch tensors), structured like
+        ``torch.func``'s result: per output, one block (a single ``wrt``) or a tuple."""
+        if len(args) != len(self.inputs):
+            raise SymgradError(f"{type(self).__name__} of {self.name} takes "
+                               f"{len(self.inputs)} argument(s) "
+                               f"({', '.join(x.name for x in self.inputs)}), got {len(args)}")
+        p = Primals.__new__(Primals)
+        p.what, p.values = f"{type(self).__name__} of {self.name}", list(args)
+        torch = torch_module()
+        p.kind = "torch" if torch is not None and any(
+            isinstance(a, torch.Tensor) for a in args) else "numpy"
+        p.plain = all(isinstance(a, (int, float)) for a in args)
+        values = [p._convert(v) for v in self.compile(p.kind)(*p._args(args))]
+        return unflatten(self.spec, self._structure(values))
+
+
+class Jacobian(_Transformed):
+    """The Jacobian of ``f`` as formulas, matrix-notation text, LaTeX, a program and
+    compiled code (``sg.jacobian(f, shapes=...)``). Block ``d f/d x`` has shape
+    ``f.shape + x.shape``; ``compile`` returns one block per (output, wrt) pair."""
+
+    @_grad_enabled
+    def __init__(self, f, wrt=None, shapes=None, mode="auto", has_aux=False):
+        super().__init__(f, wrt, shapes, has_aux)
+        if mode == "auto":
+            mode = "reverse" if reverse_is_cheaper(self.outputs, self.wrt) else "forward"
+        self.mode = mode
+        self.blocks = jacobian_blocks(self.outputs, self.wrt, mode)
+
+    def _blocks(self):
+        out = []
+        for k, (o, row) in enumerate(zip(self.outputs, self.blocks)):
+            name = _out_label(self.name, k, self.several)
+            tex = _latex_out(self.name, k, self.several)
+            for x, b in zip(self.wrt, row):
+                out.append(Block(self._key(k, [x.name]), f"d{name}/d{x.name}",
+                                 rf"\frac{{\partial {tex}}}{{\partial {_latex_name(x.name)}}}",
+                                 b, o.shape + x.shape))
+        return out
+
+    def _func_name(self):
+        return f"jacobian_{self.name if self.name.isidentifier() else 'f'}"
+
+    def _structure(self, values):
+        n = len(self.wrt)
+        rows = [values[k * n:(k + 1) * n] for k in range(len(self.outputs))]
+        return [r[0] if self.single else tuple(r) for r in rows]
+
+
+class Hessian(_Transformed):
+    """The Hessian of ``f`` (forward over reverse) as formulas, matrix-notation text,
+    LaTeX, a program and compiled code (``sg.hessian(f, shapes=...)``). Block
+    ``d²f/dx dy`` has shape ``f.shape + x.shape + y.shape``; the Hessian of a scalar
+    function of a vector prints as a matrix formula (``Wᵀ diag(…) W``)."""
+
+    @_grad_enabled
+    def __init__(self, f, wrt=None, shapes=None, has_aux=False):
+        super().__init__(f, wrt, shapes, has_aux)
+        self.blocks = _hessian_blocks(self.outputs, self.wrt)
+
+    def _blocks(self):
+        out = []
+        for k, (o, rows) in enumerate(zip(self.outputs, self.blocks)):
+            name = _out_label(self.name, k, self.several)
+            tex = _latex_out(self.name, k, self.several)
+            for i, x in enumerate(self.wrt):
+                for j, y in enumerate(self.wrt):
+                    if x is y:
+                        label = f"d²{name}/d{x.name}²"
+                        ltx = rf"\frac{{\partial^2 {tex}}}{{\partial {_latex_name(x.name)}^2}}"
+                    else:
+                        label = f"d²{name}/d{x.name}d{y.name}"
+                        ltx = (rf"\frac{{\partial^2 {tex}}}{{\partial {_latex_name(x.name)}"
+                               rf" \partial {_latex_name(y.name)}}}")
+                    key = self._key(k, [x.name] if self.single else [x.name, y.name])
+                    out.append(Block(key, label, ltx, rows[i][j], o.shape + x.shape + y.shape))
+        return out
+
+    def _func_name(self):
+        return f"hessian_{self.name if self.name.isidentifier() else 'f'}"
+
+    def _structure(self, values):
+        n = len(self.wrt)
+        it = iter(values)
+        out = []
+        for _ in self.outputs:
+            rows = tuple(tuple(next(it) for _ in range(n)) for _ in range(n))
+            out.append(rows[0][0] if self.single else rows)
+        return out

@@ -1,0 +1,81 @@
+"""The Backend object: what generated code needs from a target, apart from the spellings
+of ops (which its printer reads from the OpDefs).
+
+A backend knows how to import its module, check and convert the arguments of a
+generated function, bind symbolic dims from their shapes, allocate zeros, copy an
+output, and hold the constant arrays a function captured. ``codegen.emit`` assembles a
+function from these and the printed statements; it never compares backend names.
+"""
+from ...core.program import TemplateCache
+
+
+class Backend:
+    """One code target. Subclasses fill in the class attributes and the methods below."""
+
+    name = None
+    modules = ()            # module names the code refers to (import lines / namespace)
+    argument_helper = ""    # source of the helper converting arguments that need it
+    scatter_in_place = True  # gradient slices are written into a zeros buffer in place
+    arrays_on_entry = False  # captured arrays are converted when the function starts
+
+    def __init__(self):
+        self._templates = None
+
+    def printer(self):
+        """A new printer of this backend (its class imports lazily what it needs)."""
+        raise NotImplementedError
+
+    @property
+    def templates(self):
+        """The statement templates of this backend's printer (numbers printed as floats)."""
+        if self._templates is None:
+            self._templates = TemplateCache(self.printer(), float_constants=True)
+        return self._templates
+
+    def namespace(self):
+        """{module name: module} for compiling generated code."""
+        raise NotImplementedError
+
+    def argument_lines(self, x):
+        """Lines converting argument ``x`` (a symbol Tensor) when it is not already what
+        the code computes with; ``[]`` if it needs nothing."""
+        return []
+
+    def ndim(self, name):
+        return f"{name}.ndim"
+
+    def prologue(self, names, arrays):
+        """Lines after the arguments are unpacked and converted (``arrays``: the names of
+        the captured constant arrays the code uses)."""
+        return []
+
+    def zeros(self, shape):
+        raise NotImplementedError
+
+    def copy(self, name):
+        """A fresh array with the value of ``name`` (an output must not alias an input
+        or a read-only view)."""
+        raise NotImplementedError
+
+    def scalar_output(self, value, printer):
+        """The returned expression of a constant scalar output."""
+        return printer.doprint(value)
+
+    def array_constant(self, array):
+        """A captured array as the compiled code's namespace holds it."""
+        return array
+
+    def array_literal(self, array):
+        """A captured array as standalone source writes it."""
+        raise NotImplementedError
+
+    def body_prefix(self, inputs):
+        """Lines before the statements (after the argument checks)."""
+        return []
+
+    def __repr__(self):
+        return f"<symgrad backend {self.name}>"
+
+
+def shape_tuple(shape):
+    return "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"

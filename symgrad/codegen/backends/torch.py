@@ -1,0 +1,139 @@
+"""The torch backend: SymPy's torch printer extended to symgrad's formulas. Constants are
+created with the dtype and device of the arguments (``_dt``, ``_dev``, bound by the
+generated function), so the code runs wherever its arguments live."""
+import numpy
+import sympy
+
+from ..printers import ArrayPrinting, fold
+from .base import Backend, shape_tuple
+
+
+class TorchPrinting(ArrayPrinting):
+    """symgrad's additions to SymPy's torch printer (``torch_printer`` builds the class
+    on first use: SymPy's torch printer imports torch)."""
+
+    M = "torch"
+    target = "torch"
+
+    def _print_Max(self, expr):
+        return self._minmax("torch.maximum", "min", expr)
+
+    def _print_Min(self, expr):
+        return self._minmax("torch.minimum", "max", expr)
+
+    def _minmax(self, fn, bound, expr):
+        tensors = [a for a in expr.args if not a.is_number]
+        numbers = [a for a in expr.args if a.is_number]
+        out = self._print(tensors[0])
+        for a in tensors[1:]:
+            out = f"{fn}({out}, {self._print(a)})"
+        for a in numbers:
+            out = f"torch.clamp({out}, {bound}={self._print(a)})"
+        return out
+
+    def _print_Pow(self, expr, rational=False):
+        base, e = expr.args
+        if e == 2 or e == -1 or abs(e) == sympy.S.Half:
+            return ArrayPrinting._print_Pow(self, expr)
+        if base.is_number or all(v.is_integer for v in base.free_symbols):  # dims
+            return (f"torch.pow(torch.as_tensor({self._print(base)}, dtype=_dt, device=_dev), "
+                    f"{self._print(e)})")
+        return f"torch.pow({self._print(base)}, {self._print(e)})"
+
+    def _print_Abs(self, expr):
+        return f"torch.abs({self._print(expr.args[0])})"
+
+    def _print_sign(self, expr):
+        return f"torch.sign({self._print(expr.args[0])})"
+
+    def _print_log1p(self, expr):
+        return f"torch.log1p({self._print(expr.args[0])})"
+
+    def _print_expm1(self, expr):
+        return f"torch.expm1({self._print(expr.args[0])})"
+
+    def _print_Relational(self, expr):
+        fn = {"==": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge"}[expr.rel_op]
+        return f"torch.{fn}({self._print(expr.lhs)}, {self._print(expr.rhs)})"
+
+    def _print_And(self, expr):
+        return fold("torch.logical_and", [self._print(a) for a in expr.args])
+
+    def _print_Or(self, expr):
+        return fold("torch.logical_or", [self._print(a) for a in expr.args])
+
+    def _print_Not(self, expr):
+        return f"torch.logical_not({self._print(expr.args[0])})"
+
+
+_printer_class = None
+
+
+def torch_printer():
+    """``TorchCodePrinter``: SymPy's torch printer with ``TorchPrinting``, built on first
+    use so that ``import symgrad`` does not import torch."""
+    global _printer_class
+    if _printer_class is None:
+        from sympy.printing.pytorch import TorchPrinter
+        _printer_class = type("TorchCodePrinter", (TorchPrinting, TorchPrinter),
+                              {"__doc__": TorchPrinting.__doc__, "__module__": __name__})
+    return _printer_class
+
+
+class TorchBackend(Backend):
+    name = "torch"
+    modules = ("math", "numpy", "torch")
+    arrays_on_entry = True
+    argument_helper = (
+        "def _real_tensor(value, name):\n"
+        "    if isinstance(value, torch.Tensor):\n"
+        "        raise ArgumentError('argument %s must be a floating-point tensor, got dtype "
+        "%s; convert it with .double() or .float()' % (name, value.dtype))\n"
+        "    array = numpy.asarray(value)\n"
+        "    if array.dtype.kind not in 'fiu':\n"
+        "        raise ArgumentError('argument %s must be real numbers, got %s of dtype %s' "
+        "% (name, type(value).__name__, array.dtype))\n"
+        "    return torch.as_tensor(array, dtype=torch.float64)\n")
+
+    def printer(self):
+        return torch_printer()()
+
+    def namespace(self):
+        import math
+        import torch
+        return {"math": math, "numpy": numpy, "torch": torch}
+
+    def argument_lines(self, x):
+        n = x.name
+        return [f"if not isinstance({n}, torch.Tensor) or not {n}.is_floating_point():",
+                f"    {n} = _real_tensor({n}, '{n}')"]
+
+    def checks_shape(self, x):
+        return True
+
+    def ndim(self, name):
+        return f"{name}.dim()"
+
+    def prologue(self, names, arrays):
+        lines = [f"_dt, _dev = {names[0]}.dtype, {names[0]}.device" if names
+                 else "_dt, _dev = torch.float64, torch.device('cpu')"]
+        for name, local in arrays.items():
+            lines.append(f"{local} = torch.as_tensor({name}, dtype=_dt if "
+                         f"{name}.is_floating_point() else None, device=_dev)")
+        return lines
+
+    def zeros(self, shape):
+        return f"torch.zeros({shape_tuple(shape)}, dtype=_dt, device=_dev)"
+
+    def copy(self, name):
+        return f"{name}.clone()"
+
+    def scalar_output(self, value, printer):
+        return f"torch.full((), {printer.doprint(value)}, dtype=_dt, device=_dev)"
+
+    def array_constant(self, array):
+        import torch
+        return torch.from_numpy(numpy.array(array))
+
+    def array_literal(self, array):
+        return f"torch.tensor({array.tolist()!r})"

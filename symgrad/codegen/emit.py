@@ -1,0 +1,302 @@
+"""Code generation: a ``Program`` assembled into the source of a Python function.
+
+The statements come from the backend's printer; this module wraps them in a function
+that checks its arguments (count, rank, dims, dtype) and binds the symbolic dims from
+their shapes, inlines values used once, writes gradient slices into a zeros buffer in
+place and accumulates sums of them there, and releases temporaries after their last use.
+The function refers only to its backend's modules: no symgrad objects, no tape. Names
+of backends and of ops never appear here: both are read from their registries.
+"""
+import sympy
+
+from ..core.build import gc_paused
+from ..core.opdef import OPS
+from ..core.program import Program
+from ..core.shapes import dim_symbols, fmt_shape, shapes_equal
+from ..errors import ShapeError
+from .backends import backend as backend_named, internal
+
+
+def _dims_code(inputs, backend):
+    """Lines that check each argument's rank and shape and bind the symbolic dims."""
+    lines, bound = [], {}
+    for x in inputs:
+        name, shape = x.name, x.shape
+        if not backend.checks_shape(x):
+            continue
+        want = fmt_shape(shape)
+        lines.append(f"if {backend.ndim(name)} != {len(shape)}:")
+        lines.append(f"    raise ArgumentError('argument {name} must have shape {want}, "
+                     f"got shape %s' % (tuple({name}.shape),))")
+        for axis, d in enumerate(shape):
+            got = f"{name}.shape[{axis}]"
+            if isinstance(d, sympy.Symbol) and str(d) not in bound:
+                bound[str(d)] = f"{name}.shape[{axis}]"
+                lines.append(f"{d} = {got}")
+                continue
+            lines.append(f"if {got} != {d}:")
+            if str(d) in bound:
+                lines.append(f"    raise ArgumentError('argument {name} must have shape {want}, "
+                             f"got %s, but {d} = %s from {bound[str(d)]}' "
+                             f"% (tuple({name}.shape), {d}))")
+            else:
+                lines.append(f"    raise ArgumentError('argument {name} must have shape {want}, "
+                             f"got %s' % (tuple({name}.shape),))")
+    return lines
+
+
+def _check_dims_bound(prog, inputs):
+    """Compiled code learns each symbolic dim from an argument's shape: a dim that only
+    appears inside the function (``broadcast_to(x, ("k", 3))``) has no value at run time."""
+    bound = {d for x in inputs for d in dim_symbols(x.shape)}
+    for _, node, _ in prog.statements:
+        dims = set(dim_symbols(node.shape))
+        if node.is_const:
+            dims |= {s for s in node.attrs["value"].free_symbols if s.is_integer}
+        free = dims - bound
+        if free:
+            names = ", ".join(sorted(map(str, free)))
+            raise ShapeError(
+                f"the dim {names} is used by {node.op} (shape {fmt_shape(node.shape)}) but no "
+                f"argument's shape contains it, so compiled code cannot know its size; give "
+                f"{names} to an argument's shape (shapes={{...: (..., {names!r}, ...)}}) or "
+                "use a concrete size")
+
+
+def _output_code(node, name_of, backend, printer, shape):
+    """The returned expression for one output: a fresh array of the right shape."""
+    if node is None:
+        return backend.zeros(shape)
+    if node.is_const:
+        if not node.shape:
+            return backend.scalar_output(node.attrs["value"], printer)
+        return printer.doprint(node.expr)
+    name = name_of(node)
+    if node.shape and (node.is_symbol or node.is_array or OPS[node.op].readonly):
+        return backend.copy(name)
+    return name
+
+
+def scatter_accumulations(prog, outputs):
+    """{id(sum node): (fresh operand, scatter operand)} for sums of gradient slices,
+    ``scatter(a, i) + scatter(b, j)``, which the code computes in place as
+    ``p = scatter(a, i); p[j] += b`` (one buffer instead of three). A sum is an op with an
+    in-place form (``OpDef.augmented``), a slice an op with ``OpDef.scatter``."""
+    if not any(OPS[node.op].scatter for _, node, _ in prog.statements):
+        return {}
+    uses = {}
+    for _, node, _ in prog.statements:
+        for i in node.inputs:
+            uses[id(i)] = uses.get(id(i), 0) + 1
+    for o in outputs:
+        if o is not None:
+            uses[id(o)] = uses.get(id(o), 0) + 2
+    fused = {}
+    for _, node, names in prog.statements:
+        if not OPS[node.op].augmented or not node.shape or None in names:
+            continue
+        a, b = node.inputs
+        for s, p in ((b, a), (a, b)):
+            if (OPS[s.op].scatter and OPS[p.op].fresh and uses[id(s)] == 1
+                    and uses[id(p)] == 1 and p.kind == "float"
+                    and shapes_equal(p.shape, node.shape) and shapes_equal(s.shape, node.shape)
+                    and id(s) not in fused.values()):
+                fused[id(node)] = (p, s)
+                break
+    return fused
+
+
+def _release_temporaries(lines, prog, keep):
+    """``del`` each array temporary after the last line that names it, as hand-written
+    code lets it die: large intermediates then return to the allocator early instead of
+    all staying alive until the function returns (fewer page faults, a smaller peak).
+    ``lines`` are (text, names of temporaries the line reads or writes)."""
+    order = {name: k for k, (name, node, _) in enumerate(prog.statements) if node.shape}
+    if not order:
+        return [text for text, _ in lines]
+    keep = set(keep)
+    last = {}
+    for k, (_, names) in enumerate(lines):
+        for name in names:
+            if name in order and name not in keep:
+                last[name] = k
+    dying = [[] for _ in lines]
+    for name, k in last.items():
+        dying[k].append(name)
+    out = []
+    for (text, _), dead in zip(lines, dying):
+        out.append(text)
+        if dead:
+            out.append("del " + ", ".join(sorted(dead, key=order.get)))
+    return out
+
+
+MAX_INLINE_DEPTH = 8
+
+
+def _body_lines(prog, outputs, zero_shapes, with_value, backend, preamble):
+    """The statements of ``prog``. A value used once is written into the expression
+    that uses it, (sin(x))*x instead of a named temporary, up to a nesting depth: fewer
+    lines for Python to compile and run, and NumPy temporaries die as soon as they are
+    consumed, as in hand-written code. Gradient slices (``OpDef.scatter``) are written
+    into a zeros buffer in place, and a sum of them accumulates into one buffer."""
+    cache = backend.templates
+    printer = cache.printer
+    results = [o for o in list(outputs) + [with_value] if o is not None]
+    fused = scatter_accumulations(prog, results) if backend.scatter_in_place else {}
+    skipped = {id(s) for _, s in fused.values()}
+    uses = {id(o): 2 for o in results}
+    for _, node, _ in prog.statements:
+        for i in node.inputs:
+            uses[id(i)] = uses.get(id(i), 0) + 1
+    for p, _ in fused.values():
+        uses[id(p)] = 2
+    alias = {}      # name -> the name holding its value (a buffer accumulated in place)
+    deferred = {}   # name -> (expression, depth, names it reads) of a value inlined later
+    lines = []      # (text, names of temporaries it reads or writes)
+
+    def operand(name):
+        """An operand's printed value and the temporaries it reads: its deferred
+        expression, or its (aliased) name."""
+        if name in deferred:
+            text, _, reads = deferred.pop(name)
+            return f"({text})", reads
+        name = alias.get(name, name)
+        return name, {name}
+
+    for name, node, operand_names in prog.statements:
+        opdef = OPS[node.op]
+        if id(node) in skipped:
+            continue
+        if id(node) in fused:
+            p, s = fused[id(node)]
+            target = alias.get(prog.name_of(p), prog.name_of(p))
+            value, reads = operand(prog.name_of(s.inputs[0]))
+            subscript = OPS[s.op].scatter(printer, s.attrs)
+            lines.append((f"{target}[{subscript}] += {value}", reads | {target}))
+            alias[name] = target
+            continue
+        if opdef.scatter and backend.scatter_in_place:
+            if operand_names[0]:
+                value, reads = operand(operand_names[0])
+            else:
+                value, reads = printer.doprint(node.inputs[0].attrs["value"]), set()
+            lines.append((f"{name} = {backend.zeros(node.shape)}", {name}))
+            lines.append((f"{name}[{opdef.scatter(printer, node.attrs)}] = {value}",
+                          reads | {name}))
+            continue
+        tpl = cache.template(node, operand_names)
+        preamble.update(tpl.preamble)
+        filled, depth, reads = [], 0, set()
+        for k, n in enumerate(operand_names):
+            if not n:
+                filled.append(n)
+                continue
+            if n in deferred and k in tpl.repeated:
+                text, _, inner = deferred.pop(n)
+                lines.append((f"{n} = {text}", inner | {n}))
+            if n in deferred:
+                depth = max(depth, deferred[n][1])
+            text, names = operand(n)
+            filled.append(text)
+            reads |= names
+        text = tpl.fill(filled)
+        if uses.get(id(node), 0) == 1 and depth < MAX_INLINE_DEPTH:
+            deferred[name] = (text, depth + 1, reads)
+        else:
+            lines.append((f"{name} = {text}", reads | {name}))
+
+    def name_of(node):
+        name = prog.name_of(node)
+        return alias.get(name, name)
+
+    keep = {name_of(o) for o in results}
+    body = _release_temporaries(lines, prog, keep)
+    items = [_output_code(o, name_of, backend, printer, s)
+             for o, s in zip(outputs, zero_shapes)]
+    result = "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    if with_value is not None:
+        value = _output_code(with_value, name_of, backend, printer, with_value.shape)
+        result = f"{value}, {result}"
+    body.append(f"return {result}")
+    return body
+
+
+@gc_paused
+def build_source(outputs, inputs, backend, func_name="gradient", with_value=None,
+                 zero_shapes=None, standalone=True, lazy_fallback=False):
+    """Python source of a function of ``inputs`` returning the tuple ``outputs`` (None
+    entries become zeros of ``zero_shapes``), or ``(value, outputs)`` with ``with_value``.
+    Returns (source, {name: constant array the source refers to}).
+
+    A backend with a ``scalar_backend`` (NumPy) runs a program of scalars as plain
+    ``math`` code and falls back to its own where math raises (log(-1), overflow), since
+    NumPy and torch give nan and inf there. With ``lazy_fallback`` the fallback is kept as
+    text and compiled on first need: Python's compiler is the slowest step for very long
+    programs."""
+    if isinstance(backend, str):
+        backend = backend_named(backend)
+    if zero_shapes is None:
+        if any(o is None for o in outputs):
+            raise ValueError("build_source: give zero_shapes when an output is None")
+        zero_shapes = [o.shape for o in outputs]
+    zero_shapes = list(zero_shapes)
+    if len(zero_shapes) != len(outputs):
+        raise ValueError(f"build_source: {len(outputs)} outputs but {len(zero_shapes)} "
+                         "zero_shapes")
+    targets = [o for o in outputs if o is not None]
+    if with_value is not None:
+        targets.append(with_value)
+    # Captured arrays are globals _c0, _c1, ... of the function; a backend that converts
+    # them on entry reads them through locals _c0_, _c1_, ...
+    local = "_" if backend.arrays_on_entry else ""
+    prog = Program(targets, inputs, prefix="_t", array_name=lambda node, k: f"_c{k}{local}")
+    arrays = {name[:len(name) - len(local)]: value for name, value in prog.arrays.items()}
+    _check_dims_bound(prog, inputs)
+    names = [x.name for x in inputs]
+    body = [f"if len(args) != {len(inputs)}:",
+            f"    raise ArgumentError('{func_name}() takes {len(inputs)} arguments "
+            f"({', '.join(names)}), got %d' % len(args))"]
+    if names:
+        body.append(", ".join(names) + ("," if len(names) == 1 else "") + " = args")
+    for x in inputs:
+        body += backend.argument_lines(x)
+    body += backend.prologue(names, {name: name + local for name in arrays})
+    body += _dims_code(inputs, backend)
+    scalar = getattr(backend, "scalar_backend", None)
+    scalar_only = scalar is not None and all(not x.shape for x in inputs) and all(
+        not node.shape for _, node, _ in prog.statements)
+    preamble = {}   # helper definitions the statements use
+    fallback = []
+    if scalar_only:
+        body.append("try:")
+        body += ["    " + line for line in
+                 _body_lines(prog, outputs, zero_shapes, with_value, internal(scalar),
+                             preamble)]
+        body.append("except (ArithmeticError, ValueError):")
+        body.append("    return _fallback(*args)" if lazy_fallback else "    pass")
+    own_body = backend.body_prefix(inputs)
+    own_body += _body_lines(prog, outputs, zero_shapes, with_value, backend, preamble)
+    if scalar_only and lazy_fallback:
+        unpack = ", ".join(names) + ("," if len(names) == 1 else "") + " = args"
+        fallback_src = "\n".join(["def _fallback_impl(*args):", "    " + unpack]
+                                 + ["    " + b for b in own_body]) + "\n"
+        fallback = [f"_FALLBACK = {fallback_src!r}", "",
+                    "def _fallback(*args):",
+                    "    global _fallback",
+                    "    exec(compile(_FALLBACK, '<symgrad-fallback>', 'exec'), globals())",
+                    "    _fallback = _fallback_impl",
+                    "    return _fallback_impl(*args)", ""]
+    else:
+        body += own_body
+
+    lines = []
+    if standalone:
+        lines += [f"import {m}" for m in backend.modules]
+        lines += ["", "ArgumentError = ValueError"]
+        for name, value in arrays.items():
+            lines.append(f"{name} = {backend.array_literal(value)}")
+    lines += [backend.argument_helper] + list(preamble.values())
+    lines += fallback
+    lines += ["", f"def {func_name}(*args):"] + ["    " + b for b in body]
+    return "\n".join(lines) + "\n", arrays

@@ -1,0 +1,107 @@
+"""What every code printer shares: SymPy's printers extended to symgrad's formulas.
+
+Each backend's printer subclasses SymPy's (``NumPyPrinter``, ``TorchPrinter``,
+``PythonCodePrinter``) together with ``ArrayPrinting``, which spells symgrad's op classes
+from their OpDefs (``_print_OpBase``: the op's spelling for the printer's ``target``) and
+fixes what SymPy's stock printing gets wrong for generated array code: number
+subexpressions as IEEE floats, ``x**2`` as a product, scalar factors gathered before they
+meet an array. The backends add ``_print_<Class>`` methods only for SymPy's own classes.
+"""
+import math
+
+import sympy
+from sympy.printing.precedence import PRECEDENCE
+
+from ..core.opdef import render
+
+
+def float_literal(value):
+    """A float as Python source: ``math.inf`` and ``math.nan`` for the non-finite."""
+    if math.isnan(value):
+        return "math.nan"
+    if math.isinf(value):
+        return "math.inf" if value > 0 else "(-math.inf)"
+    return repr(value) if value >= 0 else f"({value!r})"
+
+
+def is_scalar_constant(e):
+    """A number or an expression in dims (integer symbols): a Python scalar at run time."""
+    return e.is_number or bool(e.free_symbols) and all(s.is_integer for s in e.free_symbols)
+
+
+def fold(fn, args):
+    """``fn(fn(a, b), c)``: a binary function applied along ``args``."""
+    out = args[0]
+    for a in args[1:]:
+        out = f"{fn}({out}, {a})"
+    return out
+
+
+class ArrayPrinting:
+    """Printing shared by the code backends; ``M`` is the module prefix, ``target`` the
+    name under which OpDefs give this printer's spellings."""
+
+    M = "numpy"
+    target = "numpy"
+
+    def __init__(self, settings=None):
+        super().__init__(dict({"fully_qualified_modules": True}, **(settings or {})))
+        self.preamble = {}   # helper definitions the printed code calls
+
+    def _print(self, expr, **kwargs):
+        """A number subexpression (exp(2), 1/(2*pi)) is printed as its float64 value,
+        with IEEE semantics: what overflows is inf, what is not real is nan (as in torch)."""
+        if isinstance(expr, sympy.Expr) and not expr.is_Atom and expr.is_number:
+            value = expr.evalf()
+            if value.is_Number or value.is_number and value.is_extended_real is False:
+                try:
+                    value = complex(value)
+                except (TypeError, ValueError, OverflowError):
+                    value = complex(math.inf if value.is_extended_positive else math.nan)
+                return float_literal(value.real if value.imag == 0 else math.nan)
+        return super()._print(expr, **kwargs)
+
+    def _print_OpBase(self, expr):
+        return render(expr, self, self.target)
+
+    def _print_Float(self, expr):
+        return float_literal(float(expr))
+
+    def _print_Integer(self, expr):
+        # beyond 2**53 an integer is a float for every backend (torch.pow rejects 2**64)
+        return str(int(expr)) if abs(expr) <= 2 ** 53 else float_literal(float(expr))
+
+    def _print_Infinity(self, expr):
+        return "math.inf"
+
+    def _print_NegativeInfinity(self, expr):
+        return "-math.inf"
+
+    def arg(self, expr, level="Atom"):
+        """``expr`` parenthesised as an operand at the precedence of ``level``."""
+        return self.parenthesize(expr, PRECEDENCE[level], strict=level == "Atom")
+
+    def _print_Pow(self, expr, rational=False):
+        base, e = expr.args
+        if e == -1:
+            return "1/" + self.arg(base, "Pow")
+        if e == sympy.S.Half:
+            return f"{self.M}.sqrt({self._print(base)})"
+        if e == -sympy.S.Half:
+            return f"1/{self.M}.sqrt({self._print(base)})"
+        if e == 2:
+            b = self.arg(base, "Pow")
+            return f"({b}*{b})" if base.is_Atom else f"{b}**2"
+        return self.arg(base, "Pow") + "**" + self.arg(e, "Pow")
+
+    def _print_Mul(self, expr):
+        """Scalar factors (numbers and dims) multiplied together before they meet an
+        array: ``(2/(B*o))*x`` is one array operation, ``2*x/(B*o)`` is two."""
+        scalars = [a for a in expr.args if is_scalar_constant(a)]
+        rest = [a for a in expr.args if not is_scalar_constant(a)]
+        if not rest or not scalars or len(scalars) == 1 and scalars[0].is_Number:
+            return super()._print_Mul(expr)
+        coefficient = sympy.Mul(*scalars)
+        if coefficient == -1:
+            return "-" + self.arg(sympy.Mul(*rest), "Mul")
+        return f"({self._print(coefficient)})*{self.arg(sympy.Mul(*rest), 'Mul')}"

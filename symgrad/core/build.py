@@ -1,0 +1,314 @@
+"""Building graph nodes: ``apply`` (record or compute an op), ``make`` (intern and
+simplify a node), and the leaves: symbols, constants and captured arrays.
+
+Nodes are interned: building the same op on the same inputs with the same parameters
+returns the existing node, so the graph is a DAG with no duplicate subterms. Before a
+node is made, the op's ``simplify`` may return an equivalent existing node instead
+(x*1 -> x, constant folding). ``apply`` is what every public op function calls: on
+symbolic Tensors it records a node, on SymPy expressions it builds the op's SymPy form,
+and on numbers, arrays and torch tensors it computes (``extensions.evaluate``).
+"""
+import atexit
+import functools
+import gc
+import itertools
+import math
+import sys
+import weakref
+
+import sympy
+
+from ..errors import OperandError
+from . import extensions, grad_mode
+from .graph import Tensor
+from .opdef import ArrayOp, OPS, defop, public
+from .shapes import as_shape
+
+
+def gc_paused(fn):
+    """Run ``fn`` with Python's cyclic garbage collector paused. Building a large graph
+    allocates many small objects that form no cycles, and each collection walks every
+    live node: with 10⁵ nodes the collector took more than half the time."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if not gc.isenabled():
+            return fn(*args, **kwargs)
+        gc.disable()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            gc.enable()
+    return wrapper
+
+
+class InternTable:
+    """key -> node, holding nodes weakly: a node lives as long as someone uses it. A plain
+    dict of weak references with a removal callback (twice as fast as
+    ``WeakValueDictionary`` on the hot path of tracing)."""
+
+    __slots__ = ("refs", "_remove")
+
+    def __init__(self):
+        refs = self.refs = {}
+
+        def remove(ref, pop=refs.pop):
+            key = ref.key
+            if refs.get(key) is ref:
+                pop(key)
+        self._remove = remove
+
+    def get(self, key):
+        ref = self.refs.get(key)
+        return None if ref is None else ref()
+
+    def __setitem__(self, key, node):
+        ref = KeyedRef(node, self._remove)
+        ref.key = key
+        self.refs[key] = ref
+
+    def __len__(self):
+        return len(self.refs)
+
+    def clear(self):
+        self.refs.clear()
+
+
+class KeyedRef(weakref.ref):
+    __slots__ = ("key",)
+
+
+interned = InternTable()
+# Keys hold SymPy numbers; clear them before interpreter teardown unloads mpmath.
+atexit.register(interned.clear)
+
+
+def make(op, inputs, params=()):
+    """The node for ``op(inputs; params)``: an existing equal node, a simpler
+    equivalent one, or a new node."""
+    if not grad_mode._state.enabled and op != "detach" and inputs:
+        inputs = tuple(make("detach", (i,)) for i in inputs)  # inside sg.no_grad()
+    key = (op, tuple(map(id, inputs)), params)
+    node = interned.get(key)
+    if node is not None:
+        return node
+    opdef = OPS[op]
+    attrs = dict(params)
+    shape = opdef.shape([i.shape for i in inputs], attrs)
+    kind = opdef.kind(inputs)
+    simpler = opdef.simplify(inputs, attrs, shape) if opdef.simplify else None
+    if simpler is not None:
+        return simpler
+    node = Tensor(op, inputs, params, shape, kind)
+    interned[key] = node
+    return node
+
+
+def leaf(op, params, shape, kind="float"):
+    key = (op, (), params)
+    node = interned.get(key)
+    if node is None:
+        node = Tensor(op, (), params, shape, kind)
+        interned[key] = node
+    return node
+
+
+def apply(op, *args, **kwargs):
+    """Record ``op`` if any argument is symbolic, else compute it (numbers, arrays and
+    torch tensors) or build its SymPy form (SymPy expressions)."""
+    opdef = OPS[op]
+    if len(args) != opdef.arity:
+        raise TypeError(f"{op}() takes {opdef.arity} tensor arguments, got {len(args)}")
+    if any(isinstance(a, Tensor) for a in args):
+        inputs = tuple(as_tensor(a, op) for a in args)
+        if not opdef.bool_inputs:
+            inputs = tuple(make("cast", (i,)) if i.kind == "bool" else i for i in inputs)
+        params = opdef.params([i.shape for i in inputs], kwargs)
+        return make(op, inputs, params)
+    if any(isinstance(a, sympy.Basic) for a in args):
+        params = opdef.params([() for _ in args], kwargs)
+        return opdef.expr(dict(params), [sympy.sympify(a) for a in args])
+    return extensions.evaluate(op, args, kwargs)
+
+
+# ----- leaves ----------------------------------------------------------------------------
+
+def _leaf_shape(op, shapes, attrs):
+    return attrs["shape"]
+
+
+def _symbol_expr(attrs):
+    return sympy.Symbol(attrs["name"], real=True)
+
+
+@defop("symbol", (), sympy=_symbol_expr, shape=_leaf_shape, differentiable=False,
+       doc="a named input")
+def symbol(name, shape=()):
+    """A named symbolic input, e.g. ``sg.symbol("W", shape=("m", "n"))``."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"symbol name must be a Python identifier, got {name!r}")
+    shape = as_shape(shape)
+    return leaf("symbol", (("name", name), ("shape", shape)), shape)
+
+
+class Fill(ArrayOp):
+    """full(shape, value): a constant array."""
+
+
+def _const_expr(attrs):
+    value, shape = attrs["value"], attrs["shape"]
+    return Fill(*[sympy.Tuple(*shape), value]) if shape else value
+
+
+def _fill_text(shape, value):
+    if value.expr == 0:
+        return "0"
+    if value.expr == 1:
+        return f"ones({shape})"
+    return f"full({shape}, {value})"
+
+
+def _fill_latex(shape, value):
+    dims = r"\times ".join(shape.printer._print(d) for d in shape.expr)
+    if value.expr == 1:
+        return rf"\mathbb{{1}}_{{{dims}}}"
+    if value.expr == 0:
+        return rf"\mathbb{{0}}_{{{dims}}}"
+    return rf"{value} \mathbb{{1}}_{{{dims}}}"
+
+
+defop("const", (), sympy=_const_expr, sympy_class=Fill, sympy_params=("shape", "value"),
+      shape=_leaf_shape, differentiable=False, text=_fill_text, latex=_fill_latex,
+      numpy="numpy.full({shape}, {value}, dtype=numpy.float64)",
+      torch="torch.full({shape}, {value}, dtype=_dt, device=_dev)",
+      doc="a constant filling its shape: a number or an expression of dims")
+
+
+def const(value, shape=()):
+    """A constant filling ``shape``; ``value`` is a number or a SymPy expression of dims."""
+    if isinstance(value, bool) or value is sympy.true or value is sympy.false:
+        return leaf("const", (("value", sympy.true if value else sympy.false), ("shape", shape)),
+                    shape, "bool")
+    return leaf("const", (("value", number(value)), ("shape", shape)), shape)
+
+
+def number(value):
+    """A constant as SymPy keeps it. Integral floats become Integers: SymPy's
+    ``Float(1.0) == 1`` is False, and x*1.0, x + 0.0, 2.0*0.5 must simplify like x*1."""
+    if isinstance(value, sympy.Basic):
+        if not value.is_Float:
+            return value
+        value = float(value)
+    elif isinstance(value, int) or getattr(value, "dtype", None) is not None \
+            and value.dtype.kind in "iu":
+        return sympy.Integer(int(value))
+    elif isinstance(value, float) or getattr(value, "dtype", None) is not None \
+            and value.dtype.kind == "f":
+        value = float(value)
+    else:
+        raise TypeError(f"a constant must be a number or a SymPy expression, got "
+                        f"{type(value).__name__}")
+    if math.isfinite(value) and value == int(value) and abs(value) < 2 ** 53:
+        return sympy.Integer(int(value))
+    return sympy.Float(value)
+
+
+def zeros(shape):
+    return const(sympy.S.Zero, shape)
+
+
+def ones(shape):
+    return const(sympy.S.One, shape)
+
+
+def is_zero(t):
+    return t.op == "const" and t.attrs["value"] == 0
+
+
+def is_one(t):
+    return t.op == "const" and t.attrs["value"] == 1
+
+
+class ArrayValue:
+    """A NumPy array made hashable by its bytes, for constant array nodes."""
+
+    __slots__ = ("array", "_key")
+
+    def __init__(self, array):
+        import numpy
+        self.array = numpy.array(array, dtype=float if array.dtype != bool else bool)
+        self.array.setflags(write=False)
+        self._key = (self.array.shape, self.array.dtype.str, self.array.tobytes())
+
+    def __hash__(self):
+        return hash(self._key)
+
+    def __eq__(self, other):
+        return isinstance(other, ArrayValue) and self._key == other._key
+
+
+class ArraySymbol(sympy.Symbol):
+    """A constant array inside a formula: it shows its values when it is small and a name
+    (C1, C2, ...; unique per array for the life of the process) otherwise. Code never
+    prints it: programs name their arrays themselves."""
+
+    def _sympystr(self, printer):
+        value = getattr(self, "value", None)
+        if value is not None and value.size <= 12:
+            return repr(value.tolist())
+        return self.name
+
+
+_array_names = itertools.count(1)
+
+
+def _array_expr(attrs):
+    value = attrs["value"]
+    # not SymPy's cached constructor: its cache would keep the array alive
+    sym = ArraySymbol.__xnew__(ArraySymbol, f"C{next(_array_names)}")
+    sym.value = value.array
+    return sym
+
+
+defop("array", (), sympy=_array_expr, shape=_leaf_shape, differentiable=False,
+      doc="a constant array captured while tracing")
+
+
+def array_const(arr):
+    value = ArrayValue(arr)
+    kind = "bool" if value.array.dtype == bool else "float"
+    return leaf("array", (("value", value), ("shape", value.array.shape)),
+                value.array.shape, kind)
+
+
+def torch_module():
+    """torch if the program has imported it (symgrad never imports it for that)."""
+    return sys.modules.get("torch")
+
+
+def is_numeric(x):
+    """True for values ops compute on directly: numbers, NumPy arrays, torch tensors."""
+    if isinstance(x, (int, float, bool)):
+        return True
+    t = type(x).__module__
+    return t.startswith("numpy") or t.startswith("torch")
+
+
+@public
+def as_tensor(x, op="op"):
+    """Wrap a constant operand met while tracing (number, array, tensor) as a node."""
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, (bool, int, float)) or isinstance(x, sympy.Expr):
+        return const(x)
+    torch = torch_module()
+    if torch is not None and isinstance(x, torch.Tensor):
+        x = x.detach().cpu().numpy()
+    import numpy
+    if isinstance(x, (numpy.ndarray, numpy.generic)):
+        arr = numpy.asarray(x)
+        if arr.ndim == 0:
+            return const(arr.item())
+        return array_const(arr)
+    hint = " (did the function return nothing?)" if x is None and op == "output" else ""
+    raise OperandError(f"{op}: cannot use a {type(x).__name__} as an operand{hint}; "
+                       "pass a number, an array or a symgrad Tensor")

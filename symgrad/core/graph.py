@@ -1,0 +1,399 @@
+"""The traced graph: ``Tensor`` nodes and their topological order.
+
+A ``Tensor`` is one op applied to input Tensors with some hashable parameters (built by
+``build.make``, which interns them: the same op on the same inputs is one node, so the
+graph is a DAG with no duplicate subterms). SymPy expressions are built lazily:
+``local_expr`` is the op applied to symbols standing for its operands (what printers and
+code generation use), and ``expr`` composes those along the DAG into a closed form,
+iteratively, so deep graphs never recurse.
+
+Operators and methods record ops through the registry's public functions
+(``opdef.FUNCTIONS``); what core cannot do itself (printing, ``grad_fn``, torch's methods
+and functions) goes through ``extensions``.
+"""
+import sys
+
+from ..errors import ControlFlowError, ShapeError, UnsupportedOpError
+from . import extensions
+from .opdef import FUNCTIONS, OPS
+from .shapes import TensorSpec, fmt_shape
+
+_NUMPY_OPERATORS = {
+    "add": "add", "subtract": "sub", "multiply": "mul", "true_divide": "div",
+    "divide": "div", "power": "pow", "matmul": "matmul", "negative": "neg",
+    "less": "lt", "less_equal": "le", "greater": "gt", "greater_equal": "ge",
+    "equal": "eq", "not_equal": "ne",
+}
+
+
+def _call(name, *args, **kwargs):
+    return FUNCTIONS[name](*args, **kwargs)
+
+
+class Tensor:
+    """A symbolic array: a node of the traced graph. Use ``sg.symbol`` to make leaves."""
+
+    __slots__ = ("op", "inputs", "params", "attrs", "shape", "kind", "_expr",
+                 "_grad_fn", "__weakref__")
+    __array_priority__ = 1000
+
+    def __init__(self, op, inputs, params, shape, kind):
+        self.op = op
+        self.inputs = inputs
+        self.params = params
+        self.attrs = dict(params)
+        self.shape = shape
+        self.kind = kind    # "float" or "bool": what the value holds
+        self._expr = None
+        self._grad_fn = None
+
+    # ----- introspection -------------------------------------------------------------
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def dtype(self):
+        """As the arrays it stands for: torch.float64 / torch.bool when torch is loaded (so
+        torch code can pass ``x.dtype`` on), NumPy's dtype otherwise."""
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            return torch.bool if self.kind == "bool" else torch.float64
+        import numpy
+        return numpy.dtype(bool if self.kind == "bool" else numpy.float64)
+
+    def __class_getitem__(cls, dims):
+        """``sg.Tensor["m", "n"]`` as an annotation: a parameter's shape."""
+        return TensorSpec(dims)
+
+    @property
+    def name(self):
+        return self.attrs.get("name")
+
+    @property
+    def is_leaf(self):
+        return not self.inputs
+
+    @property
+    def is_symbol(self):
+        """A named input (``sg.symbol``)."""
+        return self.op == "symbol"
+
+    @property
+    def is_const(self):
+        """A constant filling its shape (a number or an expression of dims)."""
+        return self.op == "const"
+
+    @property
+    def is_array(self):
+        """A constant array captured while tracing."""
+        return self.op == "array"
+
+    @property
+    def grad_fn(self):
+        """The backward function that made this Tensor, as PyTorch shows it (``name()``,
+        ``next_functions``, ``saved``); None for leaves and constants."""
+        return extensions.grad_fn(self)
+
+    @property
+    def requires_grad(self):
+        """True when this value depends differentiably on a symbol (PyTorch's flag):
+        False for constants, comparisons, detached values and values made in no_grad."""
+        return extensions.requires_grad(self)
+
+    @property
+    def T(self):
+        return _call("transpose", self)
+
+    def size(self, axis=None):
+        return self.shape if axis is None else self.shape[axis]
+
+    def __repr__(self):
+        try:
+            text = extensions.format_expr(self.expr) if count_nodes([self]) <= 200 \
+                else f"<{self.op}>"
+        except Exception:  # noqa: BLE001 - repr must never fail
+            text = f"<{self.op}>"
+        return f"Tensor({text}, shape={fmt_shape(self.shape)})"
+
+    def __str__(self):
+        return extensions.format_expr(self.expr)
+
+    # ----- expressions ---------------------------------------------------------------
+    @property
+    def expr(self):
+        """Closed-form SymPy expression of this node in terms of the leaves."""
+        if self._expr is None:
+            for node in topo_order([self]):
+                if node._expr is None:
+                    node._expr = OPS[node.op].expr(node.attrs,
+                                                   [i._expr for i in node.inputs])
+        return self._expr
+
+    def local_expr(self, operands):
+        """This op applied to ``operands`` (SymPy expressions standing for the inputs)."""
+        return OPS[self.op].expr(self.attrs, operands)
+
+    # ----- Python protocol -----------------------------------------------------------
+    def __bool__(self):
+        raise ControlFlowError(
+            f"the truth value of a symbolic Tensor ({self.op}, shape {fmt_shape(self.shape)}) "
+            "is unknown while tracing: Python `if`, `and`, `or`, `while` cannot branch on it. "
+            "Use sg.where(condition, x, y) to select values elementwise.")
+
+    def __float__(self):
+        raise ControlFlowError(
+            f"float() of a symbolic Tensor ({self.op}) has no value while tracing; "
+            "keep the computation in sg ops, or use sg.where for branches")
+
+    def __int__(self):
+        raise ControlFlowError(
+            f"int() of a symbolic Tensor ({self.op}) has no value while tracing; "
+            "keep the computation in sg ops, or use sg.where for branches")
+
+    __index__ = __int__
+
+    def __round__(self, ndigits=None):
+        raise ControlFlowError(
+            f"round() of a symbolic Tensor ({self.op}) has no value while tracing; "
+            "round values outside the traced function, or keep them symbolic")
+
+    def __format__(self, spec):
+        if spec:
+            raise ControlFlowError(
+                f"format spec {spec!r} applied to a symbolic Tensor ({self.op}) needs a "
+                "value; print it without a spec (str(x)) or format numbers after compiling")
+        return str(self)
+
+    def __complex__(self):
+        raise ControlFlowError(
+            f"complex() of a symbolic Tensor ({self.op}) has no value while tracing")
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """NumPy operators with an array on the left (``array + x``) trace as sg ops;
+        other NumPy functions cannot see inside a symbolic Tensor."""
+        op = _NUMPY_OPERATORS.get(ufunc.__name__)
+        if method == "__call__" and op is not None and not kwargs:
+            return _call(op, *inputs)
+        hint = f"sg.{ufunc.__name__}" if ufunc.__name__ in FUNCTIONS else "the sg ops"
+        raise UnsupportedOpError(
+            f"numpy.{ufunc.__name__} was called on a symbolic Tensor ({self.op}, shape "
+            f"{fmt_shape(self.shape)}); NumPy functions cannot be traced. Use {hint} "
+            "instead, or add a rule for the op under rules/")
+
+    def __array_function__(self, func, types, args, kwargs):
+        name = func.__name__
+        hint = f"sg.{name}" if name in FUNCTIONS else "the sg ops"
+        raise UnsupportedOpError(
+            f"numpy.{name} was called on a symbolic Tensor; NumPy functions cannot be "
+            f"traced. Use {hint} instead, or add a rule for the op under rules/")
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """torch functions meeting a symbolic Tensor trace as sg ops (the torch front end)."""
+        return extensions.torch_function(func, types, args, kwargs)
+
+    def __getattr__(self, name):
+        """torch.Tensor methods and properties not defined here (``x.view``, ``x.mT``)."""
+        if name.startswith("__") or extensions.torch_attribute.fn is None:
+            raise AttributeError(f"'Tensor' object has no attribute {name!r}")
+        return extensions.torch_attribute(self, name)
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d Tensor")
+        d = self.shape[0]
+        if not isinstance(d, int):
+            raise ShapeError(f"len() of a Tensor whose first dim is symbolic ({d}); "
+                             "use x.shape[0] in sg ops instead")
+        return d
+
+    def __getitem__(self, key):
+        return _call("getitem", self, key)
+
+    def __iter__(self):
+        n = len(self)
+        return (self[i] for i in range(n))
+
+    __hash__ = object.__hash__
+
+    # ----- operators -----------------------------------------------------------------
+    def __add__(self, other): return _call("add", self, other)
+    def __radd__(self, other): return _call("add", other, self)
+    def __sub__(self, other): return _call("sub", self, other)
+    def __rsub__(self, other): return _call("sub", other, self)
+    def __mul__(self, other): return _call("mul", self, other)
+    def __rmul__(self, other): return _call("mul", other, self)
+    def __truediv__(self, other): return _call("div", self, other)
+    def __rtruediv__(self, other): return _call("div", other, self)
+    def __pow__(self, other): return _call("pow", self, other)
+    def __rpow__(self, other): return _call("pow", other, self)
+    def __matmul__(self, other): return _call("matmul", self, other)
+    def __rmatmul__(self, other): return _call("matmul", other, self)
+    def __neg__(self): return _call("neg", self)
+    def __pos__(self): return self
+    def __abs__(self): return _call("abs", self)
+    def __gt__(self, other): return _call("gt", self, other)
+    def __ge__(self, other): return _call("ge", self, other)
+    def __lt__(self, other): return _call("lt", self, other)
+    def __le__(self, other): return _call("le", self, other)
+    def __eq__(self, other): return _call("eq", self, other)
+    def __ne__(self, other): return _call("ne", self, other)
+    def __and__(self, other): return _call("logical_and", self, other)
+    def __rand__(self, other): return _call("logical_and", other, self)
+    def __or__(self, other): return _call("logical_or", self, other)
+    def __ror__(self, other): return _call("logical_or", other, self)
+    def __invert__(self): return _call("logical_not", self)
+
+    # ----- methods mirroring torch / numpy -------------------------------------------
+    def sum(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        return _call("sum", self, axis=axis if dim is None else dim,
+                     keepdims=keepdims if keepdim is None else keepdim)
+
+    def mean(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        return _call("mean", self, axis=axis if dim is None else dim,
+                     keepdims=keepdims if keepdim is None else keepdim)
+
+    def reshape(self, *shape):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return _call("reshape", self, shape)
+
+    def _torch_method(self, name, args, kwargs):
+        """``torch.Tensor.<name>`` semantics, from the torch front end's table."""
+        return extensions.torch_attribute(self, name)(*args, **kwargs)
+
+    def squeeze(self, *args, **kwargs):
+        """NumPy's ``squeeze(axis=...)`` (a size-1 axis only), else torch's (a dim whose
+        size is not 1 is left alone)."""
+        if "axis" in kwargs or not args and not kwargs:
+            return _call("squeeze", self, kwargs.get("axis"))
+        return self._torch_method("squeeze", args, kwargs)
+
+    def unsqueeze(self, axis):
+        return _call("unsqueeze", self, axis)
+
+    def transpose(self, *axes):
+        if len(axes) == 2 and all(isinstance(a, int) for a in axes):  # torch's (dim0, dim1)
+            return _call("swapaxes", self, *axes)
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+            axes = tuple(axes[0])
+        return _call("transpose", self, axes or None)
+
+    def t(self):
+        return _call("transpose", self)
+
+    def broadcast_to(self, shape):
+        return _call("broadcast_to", self, shape)
+
+    def expand(self, *sizes):
+        """torch's ``expand(*sizes)`` (-1 keeps a dim); ``broadcast_to`` is NumPy's."""
+        return self._torch_method("expand", sizes, {})
+
+    def detach(self):
+        return _call("detach", self)
+
+    def exp(self): return _call("exp", self)
+    def log(self): return _call("log", self)
+    def sin(self): return _call("sin", self)
+    def cos(self): return _call("cos", self)
+    def tanh(self): return _call("tanh", self)
+    def sigmoid(self): return _call("sigmoid", self)
+    def relu(self): return _call("relu", self)
+    def sqrt(self): return _call("sqrt", self)
+    def abs(self): return _call("abs", self)
+    def square(self): return _call("square", self)
+    def clamp(self, min=None, max=None):
+        if isinstance(min, Tensor) or isinstance(max, Tensor):
+            return self._torch_method("clamp", (), {"min": min, "max": max})
+        return _call("clamp", self, min, max)
+
+    def _reduce(self, name, axis, keepdims, dim, keepdim, **kw):
+        return _call(name, self, axis=axis if dim is None else dim,
+                     keepdims=keepdims if keepdim is None else keepdim, **kw)
+
+    # Methods spelled alike in NumPy and torch but meaning different things follow NumPy
+    # when called with NumPy's keywords (axis=, keepdims=), torch otherwise:
+    # x.max(axis=1) is the values, x.max(1) is torch's (values, indices); x.norm(1) is
+    # the 1-norm; x.var(0, unbiased=False) is torch's.
+    def _numpy_style(self, args, kwargs):
+        return not args and not (set(kwargs) - {"axis", "keepdims"})
+
+    def max(self, *args, **kwargs):
+        if self._numpy_style(args, kwargs):
+            return self._reduce("max", kwargs.get("axis"), kwargs.get("keepdims", False),
+                                None, None)
+        return self._torch_method("max", args, kwargs)
+
+    def min(self, *args, **kwargs):
+        if self._numpy_style(args, kwargs):
+            return self._reduce("min", kwargs.get("axis"), kwargs.get("keepdims", False),
+                                None, None)
+        return self._torch_method("min", args, kwargs)
+
+    def amax(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        return self._reduce("amax", axis, keepdims, dim, keepdim)
+
+    def amin(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        return self._reduce("amin", axis, keepdims, dim, keepdim)
+
+    def prod(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        return self._reduce("prod", axis, keepdims, dim, keepdim)
+
+    def _statistic(self, name, args, kwargs):
+        """NumPy's var/std (ddof=0 by default) with NumPy's keywords, torch's (Bessel's
+        correction by default) otherwise."""
+        numpy_keys = {"axis", "keepdims", "ddof"}
+        if not args and kwargs and set(kwargs) <= numpy_keys:
+            return self._reduce(name, kwargs.get("axis"), kwargs.get("keepdims", False),
+                                None, None, correction=kwargs.get("ddof", 0))
+        return self._torch_method(name, args, kwargs)
+
+    def var(self, *args, **kwargs):
+        return self._statistic("var", args, kwargs)
+
+    def std(self, *args, **kwargs):
+        return self._statistic("std", args, kwargs)
+
+    def norm(self, *args, **kwargs):
+        if self._numpy_style(args, kwargs):
+            return _call("norm", self, axis=kwargs.get("axis"),
+                         keepdims=kwargs.get("keepdims", False))
+        return self._torch_method("norm", args, kwargs)
+
+    def softmax(self, axis=-1, *, dim=None):
+        return _call("softmax", self, axis if dim is None else dim)
+
+    def log_softmax(self, axis=-1, *, dim=None):
+        return _call("log_softmax", self, axis if dim is None else dim)
+
+    def dot(self, other):
+        return _call("dot", self, other)
+
+
+def topo_order(outputs):
+    """Nodes reachable from ``outputs``, each after its inputs (iterative DFS)."""
+    order, seen = [], set()
+    for out in outputs:
+        if out is None or id(out) in seen:
+            continue
+        stack = [(out, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                order.append(node)
+                continue
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            stack.append((node, True))
+            for inp in reversed(node.inputs):
+                if id(inp) not in seen:
+                    stack.append((inp, False))
+    return order
+
+
+def count_nodes(outputs):
+    return sum(1 for n in topo_order(outputs) if not n.is_leaf)
+
+

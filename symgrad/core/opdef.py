@@ -1,0 +1,384 @@
+"""The op registry: one ``OpDef`` per op, holding everything symgrad knows about it except
+its derivative (which is data in ``rules/``).
+
+An ``OpDef`` says what the op is: its operands and parameters, the shape and kind of its
+result, its SymPy form, how each printer and backend spells it, how matrix notation and
+per-element formulas read it, which torch callables map onto it, how it batches, and
+whether it is differentiable. Everything else reads the registry: the rule loader
+checks rules against it, printers and backends look spellings up in it, the views ask it
+for forms, the torch front end maps torch names through it, and the coverage tests are
+parametrised over it. None of them names an op, so adding one is one ``defop`` in its
+family module (``core/ops/``) plus one entry in its rule file.
+
+Spellings are small data (``Spelling``): a template such as ``"numpy.linalg.inv({x})"``
+filled with the printed operands and parameters, or a function of them for the few ops
+whose spelling depends on a parameter. Operands may ask to be parenthesised: ``{x:atom}``
+(as an atom, for ``{x:atom}.T``), ``{x:mul}``, ``{x:pow}``, ``{x:add}`` (at that
+operator's precedence).
+"""
+import sys
+
+import sympy
+from sympy.core.symbol import Str
+from sympy.printing.precedence import PRECEDENCE
+
+from ..errors import SymgradError
+
+TARGETS = ("text", "latex", "numpy", "torch", "math")
+
+OPS = {}         # op name -> OpDef
+FUNCTIONS = {}   # public function name -> callable (sg.<name>), filled by the op families
+
+
+class RegistryError(SymgradError):
+    """An op defined twice, or a spelling or form that does not fit its op."""
+
+
+class Spelling:
+    """How one printer or backend writes an op. ``form`` is a template (str) or a function
+    of the named fields returning the text; ``helpers`` are definitions the text calls
+    ({name: source}), emitted once before the generated function."""
+
+    __slots__ = ("form", "helpers")
+
+    def __init__(self, form, helpers=None):
+        self.form = form
+        self.helpers = dict(helpers or {})
+
+    def render(self, fields):
+        """(text, helpers): a function form may return (text, helpers) of its own."""
+        if not callable(self.form):
+            return self.form.format_map(fields), self.helpers
+        out = self.form(**fields)
+        if isinstance(out, tuple):
+            return out[0], {**self.helpers, **out[1]}
+        return out, self.helpers
+
+    def __repr__(self):
+        return f"Spelling({self.form!r})"
+
+
+def spelling(value):
+    """A Spelling from a template, a function, a (template, helpers) pair or a Spelling."""
+    if value is None or isinstance(value, Spelling):
+        return value
+    if isinstance(value, tuple):
+        return Spelling(*value)
+    return Spelling(value)
+
+
+def _operand_text(printer, expr, spec):
+    """``expr`` as ``printer`` prints an operand, parenthesised at the precedence ``spec``
+    names ("", "atom", "pow", "mul", "add"); a printer may override ``operand_text``."""
+    own = getattr(printer, "operand_text", None)
+    if own is not None:
+        return own(expr, spec)
+    level = PRECEDENCE_SPECS[spec]
+    if level is None:
+        return printer._print(expr)
+    return printer.parenthesize(expr, PRECEDENCE[level], strict=level == "Atom")
+
+
+def _param_text(printer, expr, spec):
+    """A parameter as ``printer`` prints it: tuples as Python tuples, strings quoted
+    (``{p:raw}``: as the printer prints the SymPy object); a printer may override
+    ``param_text``."""
+    own = getattr(printer, "param_text", None)
+    if own is not None:
+        return own(expr, spec)
+    if spec == "raw":
+        return printer._print(expr)
+    if isinstance(expr, sympy.Tuple):
+        items = [_param_text(printer, e, "") for e in expr]
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    if isinstance(expr, Str):
+        return "None" if expr.name == "None" else repr(expr.name)
+    if expr is sympy.true or expr is sympy.false:
+        return str(bool(expr))
+    return printer._print(expr)
+
+
+PRECEDENCE_SPECS = {"": None, "atom": "Atom", "pow": "Pow", "mul": "Mul", "add": "Add"}
+
+
+class Operand:
+    """An operand in a spelling: formats as the printed operand, parenthesised at the
+    precedence named by the format spec (``{x:atom}``, ``{x:mul}``, ...)."""
+
+    __slots__ = ("printer", "expr")
+
+    def __init__(self, printer, expr):
+        self.printer = printer
+        self.expr = expr
+
+    def __format__(self, spec):
+        return _operand_text(self.printer, self.expr, spec)
+
+    def __str__(self):
+        return _operand_text(self.printer, self.expr, "")
+
+
+class Param:
+    """A parameter in a spelling: formats as the printer prints its SymPy form; ``value``
+    is its Python value (a tuple, bool, int, str, ...)."""
+
+    __slots__ = ("printer", "expr")
+
+    def __init__(self, printer, expr):
+        self.printer = printer
+        self.expr = expr
+
+    @property
+    def value(self):
+        return decode(self.expr)
+
+    def __format__(self, spec):
+        return _param_text(self.printer, self.expr, spec)
+
+    def __str__(self):
+        return _param_text(self.printer, self.expr, "")
+
+
+def encode(value):
+    """A parameter value as a SymPy object (the args of an op's SymPy form)."""
+    if isinstance(value, sympy.Basic):
+        return value
+    if isinstance(value, bool):
+        return sympy.true if value else sympy.false
+    if isinstance(value, str):
+        return Str(value)
+    if isinstance(value, tuple):
+        return sympy.Tuple(*[encode(v) for v in value])
+    if value is None:
+        return Str("None")
+    return sympy.sympify(value)
+
+
+def decode(expr):
+    """The Python value of an encoded parameter."""
+    if expr is sympy.true or expr is sympy.false:
+        return bool(expr)
+    if isinstance(expr, Str):
+        return None if expr.name == "None" else expr.name
+    if isinstance(expr, sympy.Tuple):
+        return tuple(decode(e) for e in expr)
+    if isinstance(expr, sympy.Integer):
+        return int(expr)
+    if isinstance(expr, sympy.Float):
+        return float(expr)
+    return expr
+
+
+class OpBase(sympy.Function):
+    """Base of the SymPy classes of symgrad's ops (SymPy's printers dispatch on it
+    because its name ends in "Base"). A subclass belongs to one OpDef
+    (``opdef``); its first ``opdef.arity`` args are operands, the rest the op's encoded
+    parameters named by ``opdef.sympy_params``. Every printer spells it from the OpDef."""
+
+    opdef = None
+
+    @property
+    def operands(self):
+        return self.args[:self.opdef.arity]
+
+    @property
+    def params(self):
+        """{name: encoded value} of the parameters among the args."""
+        return dict(zip(self.opdef.sympy_params or (), self.args[self.opdef.arity:]))
+
+    def _sympystr(self, printer):
+        """``str()`` of a formula, by SymPy's printers too: the op's text spelling."""
+        return render(self, printer, "text")
+
+    def _latex(self, printer, exp=None):
+        text = render(self, printer, "latex")
+        return f"{text}^{{{exp}}}" if exp else text
+
+
+class ArrayOp(OpBase):
+    """The SymPy form of an array op: a symbol among its args stands for a whole array."""
+
+
+def render(expr, printer, target):
+    """``expr`` (an OpBase) spelled for ``target`` by ``printer``; the spelling's helpers
+    go to the printer's ``preamble`` when it keeps one."""
+    opdef = type(expr).opdef
+    sp = opdef.spell.get(target)
+    if sp is None:
+        raise RegistryError(f"op {opdef.name} has no {target} spelling; give its OpDef "
+                            f"{target}=... in {opdef.module}")
+    fields = {name: Operand(printer, e) for name, e in zip(opdef.inputs, expr.operands)}
+    fields.update({name: Param(printer, e) for name, e in expr.params.items()})
+    text, helpers = sp.render(fields)
+    if helpers:
+        preamble = getattr(printer, "preamble", None)
+        if preamble is not None:
+            preamble.update(helpers)
+    return text
+
+
+def camel(name):
+    return "".join(part.capitalize() for part in name.split("_"))
+
+
+class OpDef:
+    """One op's whole identity (see the module docstring). Built by ``defop``.
+
+    name          the op's name in graphs, rules and errors
+    inputs        operand names, as the rule file's signature names them
+    params        normaliser: (op, operand shapes, **kwargs) -> ((name, value), ...)
+    shape, kind   result shape and kind ("float" or "bool") rules
+    sympy         (attrs, *operand exprs) -> SymPy expression; default: this op's OpBase
+                  class (``sympy_class``) over the operands and ``sympy_params``
+    spell         {target: Spelling} for "text", "latex", "numpy", "torch", "math"
+    matrix        matrix notation: (m, node, *terms) -> term (``views.matrix``'s algebra m)
+    elements      per-element form for ``explicit``: (attrs, *arrays, dims) -> object array
+    batch         batching rule for Jacobians: (node, inputs, size) -> batched node
+    torch         torch callables that map onto the op, by dotted name
+    differentiable  False: no rule is expected and no gradient flows through
+    pointwise     elementwise with NumPy broadcasting (printed inline, batched by
+                  broadcasting, evaluated element by element)
+    fresh         its code returns a new array (never a view of an operand)
+    scatter       zeros(params["shape"]) with the operand written at params["index"]
+    readonly      its code returns a read-only view (outputs are copied)
+    bool_inputs   boolean operands stay boolean (others are cast to 0.0/1.0 first)
+    augmented     its in-place form (``"+="``): code may accumulate into a fresh buffer
+    wrapper       its printed form merely wraps its operand (a transpose, a reshape, a sign,
+                  a cast, a comparison): views inline it rather than name it
+    simplify      (inputs, attrs, shape) -> an equivalent node or None, at construction
+    """
+
+    def __init__(self, name, inputs, *, sympy=None, sympy_class=None, sympy_params=None,
+                 commutative=True, params=None, shape=None, kind=None, simplify=None,
+                 text=None, latex=None, numpy=None, torch=None, math=None, matrix=None,
+                 elements=None, batch=None, torch_names=(), differentiable=True,
+                 pointwise=False, fresh=False, scatter=False, readonly=False,
+                 bool_inputs=False, wrapper=False, augmented=None, key_params=None,
+                 module=None, doc=""):
+        self.name = name
+        self.inputs = tuple(inputs) if inputs is not None else None
+        self.params_fn = params or no_params
+        self.shape_fn = shape
+        self.kind_fn = kind or float_kind
+        self.sympy_fn = sympy
+        self.sympy_params = sympy_params
+        self.simplify = simplify
+        self.spell = {t: spelling(s) for t, s in
+                      zip(TARGETS, (text, latex, numpy, torch, math)) if s is not None}
+        self.matrix = matrix
+        self.elements = elements
+        self.batch = batch
+        self.torch_names = tuple(torch_names)
+        self.differentiable = differentiable
+        self.pointwise = pointwise
+        self.fresh = fresh
+        self.scatter = scatter
+        self.readonly = readonly
+        self.bool_inputs = bool_inputs
+        self.wrapper = wrapper
+        self.augmented = augmented
+        self.key_params = key_params
+        self.module = module or "symgrad.core.ops"
+        self.doc = doc
+        self.function = None
+        if isinstance(sympy, type) and issubclass(sympy, OpBase):
+            sympy_class, self.sympy_fn = sympy, None
+        if sympy_class is None and self.sympy_fn is None:
+            body = {"opdef": self, "__module__": self.module,
+                    "__doc__": doc or f"The SymPy form of the op {name}."}
+            if not commutative:
+                body["is_commutative"] = False
+            sympy_class = type(f"{camel(name)}Op", (ArrayOp,), body)
+        self.sympy_class = sympy_class
+        if sympy_class is not None:
+            sympy_class.opdef = self
+
+    @property
+    def arity(self):
+        return len(self.inputs) if self.inputs is not None else None
+
+    def shape(self, shapes, attrs):
+        return self.shape_fn(self.name, shapes, attrs)
+
+    def kind(self, inputs):
+        return self.kind_fn(self.name, inputs)
+
+    def params(self, shapes, kwargs):
+        return self.params_fn(self.name, shapes, **kwargs)
+
+    def expr(self, attrs, operands):
+        """This op applied to ``operands`` (SymPy expressions) with parameters ``attrs``."""
+        if self.sympy_fn is not None:
+            return self.sympy_fn(attrs, *operands)
+        if self.sympy_params is None:   # every parameter, in the normaliser's order
+            self.sympy_params = tuple(attrs)
+        return self.sympy_class(*operands, *[encode(attrs[n]) for n in self.sympy_params])
+
+    def template_key(self, params):
+        """The part of the parameters that decides how the op prints."""
+        if self.key_params is None:
+            return params
+        return tuple((k, v) for k, v in params if k in self.key_params)
+
+    def __repr__(self):
+        return f"<OpDef {self.name}({', '.join(self.inputs or ('...',))})>"
+
+
+def defop(name, inputs, **kw):
+    """Register an OpDef; returns a decorator that records the op's public function
+    (``sg.<name>``), so ``@defop(...)`` sits on the function that applies the op."""
+    kw.setdefault("module", sys._getframe(1).f_globals.get("__name__"))
+    if name in OPS:
+        raise RegistryError(f"op {name} is defined twice ({OPS[name].module} and "
+                            f"{kw['module']})")
+    op = OPS[name] = OpDef(name, inputs, **kw)
+
+    def record(fn):
+        op.function = fn
+        fn.opdef = op
+        FUNCTIONS[name] = fn
+        return fn
+    record.opdef = op
+    return record
+
+
+def public(fn):
+    """Record a public function that is not an op of its own (``sg.stack``, ``sg.inv``)."""
+    FUNCTIONS[fn.__name__] = fn
+    return fn
+
+
+def function(name):
+    """The public function ``sg.<name>``: what rule formulas call and Tensor methods use."""
+    try:
+        return FUNCTIONS[name]
+    except KeyError:
+        raise RegistryError(f"no symgrad function named {name!r}") from None
+
+
+def opdef(name):
+    try:
+        return OPS[name]
+    except KeyError:
+        raise RegistryError(f"no op named {name!r}; known ops: {', '.join(sorted(OPS))}") \
+            from None
+
+
+# ----- default rules ---------------------------------------------------------------------
+
+def no_params(op, shapes, **kwargs):
+    if kwargs:
+        raise TypeError(f"{op}() got unexpected keyword arguments {sorted(kwargs)}")
+    return ()
+
+
+def float_kind(op, inputs):
+    return "float"
+
+
+def bool_kind(op, inputs):
+    return "bool"
+
+
+def same_kind(op, inputs):
+    return inputs[0].kind

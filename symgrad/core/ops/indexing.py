@@ -1,0 +1,366 @@
+"""Indexing and joining: ``x[i]``, ``x[a:b:s]``, ``x[:, j]``, ``x[..., None]``,
+concatenate and stack.
+
+An index is normalised when the node is built: every entry becomes either an integer
+(the dim is dropped) or a slice with explicit start, stop and positive step, whose
+bounds may be expressions in symbolic dims (``x[1:]`` of ``(n,)`` is ``x[1:n]``, shape
+``(n - 1,)``). The gradient of indexing writes ``grad`` into zeros (``index_scatter``).
+Derivatives: rules/indexing.yaml.
+"""
+import builtins
+
+import numpy
+import sympy
+
+from ...errors import ShapeError, UnsupportedOpError
+from ..build import apply, torch_module
+from ..graph import Tensor
+from ..opdef import ArrayOp, defop, public
+from ..shapes import dims_equal, dims_match, fmt_shape, normalize_axis
+from . import batching, elements
+from .shape import unsqueeze
+
+
+class Slice(tuple):
+    """A normalised slice (start, stop, step): hashable, unlike ``slice``."""
+
+    def __new__(cls, start, stop, step):
+        return super().__new__(cls, (start, stop, step))
+
+    def length(self, dim):
+        """The number of elements taken from an axis of size ``dim``."""
+        start, stop, step = self
+        if stop is None:
+            stop = dim
+        span = sympy.sympify(stop) - sympy.sympify(start)
+        n = span if step == 1 else sympy.ceiling(span / step)
+        if n.is_Integer:
+            return builtins.max(int(n), 0)
+        return n
+
+
+def _dim_value(d):
+    return d if isinstance(d, int) else sympy.sympify(d)
+
+
+def _is_index(v):
+    """An integer scalar of any kind (int, numpy.int64, a 0-d integer torch tensor)."""
+    if isinstance(v, bool) or not hasattr(v, "__index__"):
+        return False
+    return getattr(v, "ndim", 0) == 0
+
+
+def _is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _bound(v, d, default, where):
+    if v is None:
+        return default
+    if not _is_int(v):
+        raise UnsupportedOpError(f"index: slice bounds must be ints, got {v!r} in {where}; "
+                                 "indexing with tensors is not supported yet")
+    if isinstance(d, int):
+        if v < 0:
+            v += d
+        return builtins.max(0, builtins.min(v, d))
+    return _dim_value(d) + v if v < 0 else v
+
+
+def normalise(shape, index):
+    if not isinstance(index, tuple):
+        index = (index,)
+    if any(isinstance(i, Tensor) for i in index) or any(
+            hasattr(i, "shape") and not _is_index(i) for i in index):
+        raise UnsupportedOpError("index: indexing with tensors or arrays (gather) is not "
+                                 "supported yet; use integers and slices, or one_hot")
+    n_ellipsis = sum(i is Ellipsis for i in index)
+    if n_ellipsis > 1:
+        raise ShapeError("index: an index can only have one ellipsis ('...')")
+    used = sum(1 for i in index if i is not None and i is not Ellipsis)
+    if used > len(shape):
+        raise ShapeError(f"index: too many indices ({used}) for a tensor of shape "
+                         f"{fmt_shape(shape)}")
+    if n_ellipsis:
+        k = index.index(Ellipsis)
+        index = index[:k] + (slice(None),) * (len(shape) - used) + index[k + 1:]
+    else:
+        index = index + (slice(None),) * (len(shape) - used)
+    entries, new_axes, axis, out_axis = [], [], 0, 0
+    for i in index:
+        if i is None:
+            new_axes.append(out_axis)
+            out_axis += 1
+            continue
+        d = shape[axis]
+        if isinstance(i, slice):
+            step = 1 if i.step is None else i.step
+            if not _is_int(step) or step <= 0:
+                raise UnsupportedOpError(f"index: slice steps must be positive ints (as in "
+                                         f"torch), got {i.step!r}")
+            start = _bound(i.start, d, 0, f"axis {axis}")
+            stop = _bound(i.stop, d, None, f"axis {axis}")
+            if stop is not None and dims_equal(stop, d):
+                stop = None
+            entries.append(Slice(start, stop, step))
+            out_axis += 1
+        elif _is_int(i) or hasattr(i, "__index__") and not isinstance(i, bool):
+            i = int(i)
+            if isinstance(d, int) and not -d <= i < d:
+                raise ShapeError(f"index: index {i} is out of range for axis {axis} of "
+                                 f"shape {fmt_shape(shape)}")
+            entries.append(i if i >= 0 else _dim_value(d) + i)
+        else:
+            raise UnsupportedOpError(f"index: cannot index with {i!r}; use ints, slices, "
+                                     "None and ...")
+        axis += 1
+    while entries and entries[-1] == Slice(0, None, 1):
+        entries.pop()
+    return tuple(entries), tuple(new_axes)
+
+
+
+
+class _TextPrinter:
+    """Prints index bounds for LaTeX subscripts the way the text view does."""
+
+    @staticmethod
+    def _print(e):
+        return str(e)
+
+
+_TEXT = _TextPrinter()
+
+
+def index_expr(index):
+    """A normalised index as a SymPy tuple: slices as (start, stop, step), oo for no stop."""
+    items = []
+    for e in index:
+        if isinstance(e, Slice):
+            start, stop, step = e
+            items.append(sympy.Tuple(start, sympy.oo if stop is None else stop, step))
+        else:
+            items.append(sympy.sympify(e))
+    return sympy.Tuple(*items)
+
+
+def index_text(printer, index, trailing_comma=False):
+    """The subscript of an index expression as ``printer`` prints its bounds:
+    ``1:, 2`` (a trailing comma after a single entry for code: ``x[1:,]``)."""
+    items = []
+    for e in index:
+        if isinstance(e, sympy.Tuple):
+            start, stop, step = e
+            text = (("" if start == 0 else printer._print(start)) + ":"
+                    + ("" if stop is sympy.oo else printer._print(stop)))
+            items.append(text + ("" if step == 1 else f":{printer._print(step)}"))
+        else:
+            items.append(printer._print(e))
+    return ", ".join(items) + ("," if trailing_comma and len(items) == 1 else "")
+
+
+def _index_tuple(printer, index):
+    """An index expression as a Python tuple of ints and slice(...) objects, for code."""
+    items = []
+    for e in index:
+        if isinstance(e, sympy.Tuple):
+            items.append("slice(%s)" % ", ".join(
+                "None" if v is sympy.oo else printer._print(v) for v in e))
+        else:
+            items.append(printer._print(e))
+    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+
+def _concrete_index(ctx, index):
+    out = []
+    for e in index:
+        if isinstance(e, Slice):
+            start, stop, step = e
+            out.append(slice(ctx.size(start), None if stop is None else ctx.size(stop), step))
+        else:
+            out.append(ctx.size(e))
+    return tuple(out)
+
+
+# ----- indexing -----------------------------------------------------------------------------
+
+def _index_params(op, shapes, index):
+    return (("index", index),)
+
+
+def _index_shape(op, shapes, attrs):
+    out = []
+    for d, e in zip(shapes[0], attrs["index"]):
+        if isinstance(e, Slice):
+            out.append(e.length(d))
+    return tuple(out) + tuple(shapes[0][len(attrs["index"]):])
+
+
+class Index(ArrayOp):
+    """x[index]: ``index`` is a tuple of integers and (start, stop, step) slices."""
+
+
+class IndexScatter(ArrayOp):
+    """zeros(shape) with ``g`` written at ``index``: the gradient of indexing."""
+
+
+def _index_form(attrs, x):
+    return Index(x, index_expr(attrs["index"]))
+
+
+def _index_batch(node, ins, size):
+    index = (Slice(0, None, 1),) + node.attrs["index"]
+    return apply("index", ins[0][0], index=index)
+
+
+def _index_elements(ctx, x):
+    return numpy.asarray(x[_concrete_index(ctx, ctx.attrs["index"])], dtype=object)
+
+
+@defop("index", ("x",), sympy=_index_form, sympy_class=Index, sympy_params=("index",), params=_index_params,
+       shape=_index_shape,
+       text=lambda x, index: f"{x:atom}[{index_text(index.printer, index.expr)}]",
+       latex=lambda x, index: f"{x:atom}_{{[{index_text(_TEXT, index.expr)}]}}",
+       numpy=lambda x, index: f"{x:atom}[{index_text(index.printer, index.expr, True)}]",
+       torch=lambda x, index: f"{x:atom}[{index_text(index.printer, index.expr, True)}]",
+       matrix=lambda m, node, x: m.index(x, node.attrs["index"]),
+       elements=_index_elements, batch=_index_batch)
+def index(x, index):
+    """``x[index]`` with a normalised index (see ``getitem``)."""
+    return apply("index", x, index=index)
+
+
+def _scatter_params(op, shapes, shape, index):
+    return (("shape", tuple(shape)), ("index", index))
+
+
+def _scatter_form(attrs, g):
+    return IndexScatter(g, sympy.Tuple(*attrs["shape"]), index_expr(attrs["index"]))
+
+
+def _scatter_subscript(printer, attrs):
+    """How code writes into the zeros: the subscript of ``out[...] = g``."""
+    return index_text(printer, index_expr(attrs["index"]), True)
+
+
+def _scatter_batch(node, ins, size):
+    index = (Slice(0, None, 1),) + node.attrs["index"]
+    return apply("index_scatter", ins[0][0], shape=(size,) + node.attrs["shape"], index=index)
+
+
+def _scatter_elements(ctx, g):
+    out = elements.zeros(ctx.shape)
+    out[_concrete_index(ctx, ctx.attrs["index"])] = g if g.ndim else g[()]
+    return out
+
+
+_SCATTER_NUMPY = ("def _index_scatter(g, shape, index):\n"
+                  "    out = numpy.zeros(shape)\n"
+                  "    out[index] = g\n"
+                  "    return out")
+_SCATTER_TORCH = ("def _index_scatter(g, shape, index, dtype=None, device=None):\n"
+                  "    out = torch.zeros(shape, dtype=dtype, device=device)\n"
+                  "    out[index] = g\n"
+                  "    return out")
+
+
+def _scatter_code(helper, extra=""):
+    def spell(x, shape, index):
+        text = f"_index_scatter({x}, {shape}, {_index_tuple(index.printer, index.expr)}{extra})"
+        return text, {"_index_scatter": helper}
+    return spell
+
+
+@defop("index_scatter", ("x",), sympy=_scatter_form, sympy_class=IndexScatter,
+       sympy_params=("shape", "index"),
+       params=_scatter_params, shape=lambda op, s, a: a["shape"],
+       scatter=_scatter_subscript, fresh=True,
+       text=lambda x, shape, index: f"scatter({x}, {shape}, [{index_text(index.printer, index.expr)}])",
+       latex=lambda x, shape, index: (rf"\operatorname{{scatter}}\left({x}\right)"
+                                      f"_{{[{index_text(_TEXT, index.expr)}]}}"),
+       numpy=_scatter_code(_SCATTER_NUMPY), torch=_scatter_code(_SCATTER_TORCH, ", _dt, _dev"),
+       matrix=lambda m, node, x: m.scatter(x, node.attrs["index"]),
+       elements=_scatter_elements, batch=_scatter_batch)
+def index_scatter(g, shape, index):
+    """zeros(shape) with ``g`` at ``index``."""
+    return apply("index_scatter", g, shape=shape, index=index)
+
+
+@public
+def getitem(x, key):
+    """``x[key]`` for ints (negative too), slices with positive steps, ``None`` and
+    ``...``, with NumPy's result shapes."""
+    entries, new_axes = normalise(x.shape, key)
+    out = index(x, entries) if entries else x
+    for a in new_axes:
+        out = unsqueeze(out, a)
+    return out
+
+
+# ----- joining ------------------------------------------------------------------------------
+
+def _concat_params(op, shapes, axis=0):
+    a, b = shapes
+    if len(a) != len(b) or not a:
+        raise ShapeError(f"concatenate: operands need the same rank (at least 1), got "
+                         f"{fmt_shape(a)} and {fmt_shape(b)}")
+    axis = normalize_axis(axis, len(a), op)
+    for k, (p, q) in enumerate(zip(a, b)):
+        if k != axis and not dims_match(p, q):
+            raise ShapeError(f"concatenate: shapes {fmt_shape(a)} and {fmt_shape(b)} differ "
+                             f"outside axis {axis}")
+    return (("axis", axis),)
+
+
+def _concat_shape(op, shapes, attrs):
+    a, b = shapes
+    axis = attrs["axis"]
+    total = sympy.sympify(a[axis]) + sympy.sympify(b[axis])
+    total = int(total) if total.is_Integer else total
+    return a[:axis] + (total,) + a[axis + 1:]
+
+
+@defop("concat", ("x", "y"), params=_concat_params, shape=_concat_shape,
+       text="concatenate(({x}, {y}), axis={axis})",
+       latex=r"\operatorname{{concat}}_{{{axis}}}\left({x}, {y}\right)",
+       numpy="numpy.concatenate(({x}, {y}), axis={axis})",
+       torch="torch.cat(({x}, {y}), dim={axis})",
+       elements=lambda ctx, x, y: numpy.concatenate([x, y], axis=ctx.attrs["axis"]),
+       batch=batching.along_axes)
+def concat(x, y, axis=0):
+    """Two tensors joined along ``axis`` (the op ``concatenate`` folds over)."""
+    return apply("concat", x, y, axis=axis)
+
+
+@public
+def concatenate(tensors, axis=0):
+    """Join tensors along an existing axis (``torch.cat``)."""
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError("concatenate: needs at least one tensor")
+    if not any(isinstance(t, Tensor) for t in tensors):
+        torch = torch_module()
+        if torch is not None and any(isinstance(t, torch.Tensor) for t in tensors):
+            return torch.cat([torch.as_tensor(t) for t in tensors], dim=axis)
+        return numpy.concatenate(tensors, axis=axis)
+    out = tensors[0]
+    for t in tensors[1:]:
+        out = apply("concat", out, t, axis=axis)
+    return out
+
+
+@public
+def cat(tensors, axis=0):
+    """``torch.cat``: the same as ``concatenate``."""
+    return concatenate(tensors, axis)
+
+
+@public
+def stack(tensors, axis=0):
+    """Join tensors along a new axis."""
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError("stack: needs at least one tensor")
+    rank = len(getattr(tensors[0], "shape", ()))
+    axis = normalize_axis(axis, rank + 1, "stack")
+    return concatenate([unsqueeze(t, axis) for t in tensors], axis=axis)

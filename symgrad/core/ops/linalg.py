@@ -1,0 +1,405 @@
+"""Linear algebra: matmul, dot, outer, trace, diagonal/diag, eye, inverse, det, logdet,
+slogdet, solve, cholesky, tril/triu and the 2-norm. Derivatives: rules/linalg.yaml.
+"""
+import numpy
+import sympy
+
+from ...errors import ShapeError
+from ..build import apply, leaf, make
+from ..graph import Tensor
+from ..opdef import defop, public
+from ..shapes import as_dim, broadcast_shapes, dims_match, fmt_shape
+from .. import simplify as simp
+from . import batching, elements, reductions, shape as shape_ops
+from .pointwise import sign
+from .reductions import (REDUCE_PARAMS, numpy_reduce, reduce_params, reduce_shape,
+                         reduce_text, torch_reduce)
+
+
+def _call_latex(name):
+    return rf"\operatorname{{{name}}}\left({{x}}\right)"
+
+
+def _vectors(op, shapes, same_length):
+    for s in shapes:
+        if len(s) != 1:
+            raise ShapeError(f"{op}: expects vectors (1-D), got shapes "
+                             f"{', '.join(fmt_shape(t) for t in shapes)}; use matmul for matrices")
+    if same_length and not dims_match(shapes[0][0], shapes[1][0]):
+        raise ShapeError(f"{op}: vectors of different lengths {fmt_shape(shapes[0])} and "
+                         f"{fmt_shape(shapes[1])}")
+
+
+def _square(op, shape):
+    if len(shape) != 2 or not dims_match(shape[0], shape[1]):
+        raise ShapeError(f"{op}: expects a square matrix, got shape {fmt_shape(shape)}")
+
+
+def square_to(result):
+    """The shape rule of an op of a square matrix: ``result(shape)`` once checked."""
+    def shape(op, shapes, attrs):
+        _square(op, shapes[0])
+        return result(shapes[0])
+    return shape
+
+
+# ----- products ------------------------------------------------------------------------------
+
+def _matmul_shape(op, shapes, attrs):
+    a, b = shapes
+    if not a or not b:
+        raise ShapeError(f"matmul: both operands need at least one dim, got shapes "
+                         f"{fmt_shape(a)} and {fmt_shape(b)}; use * for scalars")
+    k_a = a[-1]
+    k_b = b[0] if len(b) == 1 else b[-2]
+    if not dims_match(k_a, k_b):
+        raise ShapeError(
+            f"matmul: inner dims differ: shapes {fmt_shape(a)} @ {fmt_shape(b)} "
+            f"({k_a} vs {k_b}); transpose one operand or fix the shapes")
+    if len(a) <= 2 and len(b) <= 2:
+        return a[:-1] + b[1:] if len(b) == 2 else a[:-1]
+    batch = broadcast_shapes(a[:-2], b[:-2], op=op)
+    rows = (a[-2],) if len(a) >= 2 else ()
+    cols = (b[-1],) if len(b) >= 2 else ()
+    return batch + rows + cols
+
+
+def _matmul_batch(node, ins, size):
+    """Batched x @ y with matrix products of rank 2 at most: the batch axis is folded
+    into the rows (or columns) of the batched operand."""
+    reshape, transpose = shape_ops.reshape, shape_ops.transpose
+    unsqueeze, sum = shape_ops.unsqueeze, reductions.sum
+    (x, bx), (y, by) = ins
+    xs = x.shape[1:] if bx else x.shape
+    ys = y.shape[1:] if by else y.shape
+    if len(xs) > 2 or len(ys) > 2:
+        return None
+    if bx and by:
+        if len(xs) == 1 and len(ys) == 1:
+            return sum(x * y, axis=1)
+        if len(ys) == 1:
+            return sum(x * unsqueeze(y, 1), axis=2)
+        if len(xs) == 1:
+            return sum(unsqueeze(x, 2) * y, axis=1)
+        return sum(unsqueeze(x, 3) * unsqueeze(y, 1), axis=2)
+    if bx:
+        if len(xs) == 1:
+            return matmul(x, y)                      # (B, k) @ y
+        rows = matmul(reshape(x, (size * xs[0], xs[1])), y)
+        return reshape(rows, (size,) + node.shape)
+    if len(ys) == 1:
+        return matmul(y, transpose(x)) if len(xs) == 2 else matmul(y, x)
+    # x unbatched, y of shape (B, k, n): contract k with the batch folded into columns.
+    cols = reshape(transpose(y, (1, 0, 2)), (ys[0], size * ys[1]))
+    out = matmul(x, cols)
+    if len(xs) == 1:
+        return reshape(out, (size, ys[1]))
+    return transpose(reshape(out, (xs[0], size, ys[1])), (1, 0, 2))
+
+
+@defop("matmul", ("x", "y"), shape=_matmul_shape, simplify=simp.matmul, commutative=False,
+       text="{x:mul}@{y:pow}", latex="{x:mul} {y:mul}", numpy="{x:mul} @ {y:pow}",
+       torch="{x:mul} @ {y:pow}", matrix=lambda m, node, x, y: m.matmul(node, x, y),
+       elements=lambda ctx, x, y: numpy.matmul(x, y), batch=_matmul_batch,
+       torch_names=("torch.matmul", "torch.Tensor.matmul"))
+def matmul(x, y):
+    """Matrix product with NumPy's rules for 1-D operands."""
+    return apply("matmul", x, y)
+
+
+def _dot_shape(op, shapes, attrs):
+    _vectors(op, shapes, True)
+    return ()
+
+
+def _dot_batch(node, ins, size):
+    (x, bx), (y, by) = ins
+    if bx and by:
+        return reductions.sum(x * y, axis=1)
+    return matmul(x, y) if bx else matmul(y, x)
+
+
+@defop("dot", ("x", "y"), shape=_dot_shape, text="dot({x}, {y})",
+       latex="{x:pow}^{{T}} {y:mul}", numpy="numpy.dot({x}, {y})", torch="torch.dot({x}, {y})",
+       matrix=lambda m, node, x, y: m.mm(m.T(x), y),
+       elements=lambda ctx, x, y: numpy.sum(x * y), batch=_dot_batch)
+def dot(x, y):
+    """xᵀy for two vectors."""
+    return apply("dot", x, y)
+
+
+def _outer_shape(op, shapes, attrs):
+    _vectors(op, shapes, False)
+    return (shapes[0][0], shapes[1][0])
+
+
+def _outer_batch(node, ins, size):
+    (x, bx), (y, by) = ins
+    col = shape_ops.unsqueeze(x, 2 if bx else 1)
+    row = shape_ops.unsqueeze(y, 1) if by else y
+    return col * row
+
+
+@defop("outer", ("x", "y"), shape=_outer_shape, text="outer({x}, {y})",
+       latex="{x:mul} {y:pow}^{{T}}", numpy="numpy.outer({x}, {y})",
+       torch="torch.outer({x}, {y})", matrix=lambda m, node, x, y: m.mm(x, m.T(y)),
+       elements=lambda ctx, x, y: numpy.multiply.outer(x, y), batch=_outer_batch,
+       torch_names=("torch.outer", "torch.ger", "torch.Tensor.outer", "torch.Tensor.ger"))
+def outer(x, y):
+    """x yᵀ for two vectors."""
+    return apply("outer", x, y)
+
+
+# ----- diagonals ------------------------------------------------------------------------------
+
+def _trace_batch(node, ins, size):
+    return reductions.sum(ins[0][0] * eye(node.inputs[0].shape[0]), axis=(1, 2))
+
+
+@defop("trace", ("x",), shape=square_to(lambda s: ()), text="trace({x})",
+       latex=_call_latex("tr"), numpy="numpy.trace({x})", torch="torch.trace({x})",
+       matrix=lambda m, node, x: m.fn("tr", x),
+       elements=lambda ctx, x: numpy.sum(numpy.diagonal(x)), batch=_trace_batch,
+       torch_names=("torch.trace", "torch.Tensor.trace"))
+def trace(x):
+    """The sum of the diagonal of a square matrix."""
+    return apply("trace", x)
+
+
+def _diagonal_batch(node, ins, size):
+    return reductions.sum(ins[0][0] * eye(node.shape[0]), axis=2)
+
+
+@defop("diagonal", ("x",), shape=square_to(lambda s: (s[0],)), text="diagonal({x})",
+       latex=_call_latex("diag"), numpy="numpy.diagonal({x}).copy()",
+       torch="torch.diagonal({x}).clone()", matrix=lambda m, node, x: m.diag(x),
+       elements=lambda ctx, x: numpy.diagonal(x).copy(), batch=_diagonal_batch)
+def diagonal(x):
+    """The diagonal of a square matrix, as a vector."""
+    return apply("diagonal", x)
+
+
+def _diag_shape(op, shapes, attrs):
+    _vectors(op, shapes, False)
+    return (shapes[0][0], shapes[0][0])
+
+
+def _diag_elements(ctx, x):
+    out = elements.zeros((len(x), len(x)))
+    for i, v in enumerate(x):
+        out[i, i] = v
+    return out
+
+
+def _diag_batch(node, ins, size):
+    return shape_ops.unsqueeze(ins[0][0], 2) * eye(node.shape[0])
+
+
+@defop("diag", ("x",), shape=_diag_shape, text="diag({x})", latex=_call_latex("diag"),
+       numpy="numpy.diag({x})", torch="torch.diag({x})", matrix=lambda m, node, x: m.diag(x),
+       elements=_diag_elements, batch=_diag_batch)
+def diag(x):
+    """Like ``numpy.diag``: a vector becomes a diagonal matrix, a matrix gives its diagonal."""
+    if getattr(x, "ndim", None) == 2 or (not isinstance(x, Tensor) and hasattr(x, "shape")
+                                         and len(x.shape) == 2):
+        return diagonal(x)
+    return apply("diag", x)
+
+
+def _eye_elements(ctx):
+    n = ctx.shape[0]
+    out = elements.zeros((n, n))
+    for i in range(n):
+        out[i, i] = sympy.S.One
+    return out
+
+
+@defop("eye", (), shape=lambda op, s, a: (a["n"], a["n"]), differentiable=False,
+       text="eye({n})", latex="I_{{{n}}}", numpy="numpy.eye({n})",
+       torch="torch.eye({n}, dtype=_dt, device=_dev)", matrix=lambda m, node: m.eye(),
+       elements=_eye_elements)
+def eye(n):
+    """The n x n identity matrix (n an int or a symbolic dim name)."""
+    n = as_dim(n)
+    return leaf("eye", (("n", n),), (n, n), "float")
+
+
+# ----- inverses and determinants ---------------------------------------------------------------
+
+@defop("inverse", ("x",), shape=square_to(lambda s: s), text="inv({x})",
+       latex="{x:pow}^{{-1}}", numpy="numpy.linalg.inv({x})", torch="torch.linalg.inv({x})",
+       matrix=lambda m, node, x: m.inv(x),
+       elements=lambda ctx, x: elements.array(elements.matrix(x).inv(), x.shape),
+       torch_names=("torch.inverse", "torch.linalg.inv", "torch.Tensor.inverse"))
+def inverse(x):
+    """The inverse of a square matrix."""
+    return apply("inverse", x)
+
+
+@public
+def inv(x):
+    """The inverse of a square matrix (``numpy.linalg.inv``)."""
+    return inverse(x)
+
+
+@defop("det", ("x",), shape=square_to(lambda s: ()), text="det({x})",
+       latex=_call_latex("det"), numpy="numpy.linalg.det({x})", torch="torch.linalg.det({x})",
+       matrix=lambda m, node, x: m.fn("det", x),
+       elements=lambda ctx, x: elements.matrix(x).det(),
+       torch_names=("torch.det", "torch.linalg.det", "torch.Tensor.det"))
+def det(x):
+    """The determinant of a square matrix."""
+    return apply("det", x)
+
+
+_LOGDET = ("def _logdet(x):\n"
+           "    sign, logabs = numpy.linalg.slogdet(x)\n"
+           "    return logabs if sign > 0 else (-math.inf if sign == 0 else math.nan)")
+
+
+@defop("logdet", ("x",), shape=square_to(lambda s: ()), text="logdet({x})",
+       latex=r"\log \det {x:pow}", numpy=("_logdet({x})", {"_logdet": _LOGDET}),
+       torch="torch.logdet({x})", matrix=lambda m, node, x: m.fn("log det", x),
+       elements=lambda ctx, x: sympy.log(elements.matrix(x).det()),
+       torch_names=("torch.logdet", "torch.Tensor.logdet"))
+def logdet(x):
+    """log det X; nan when det X < 0 (like ``torch.logdet``)."""
+    return apply("logdet", x)
+
+
+@defop("logabsdet", ("x",), shape=square_to(lambda s: ()), text="logabsdet({x})",
+       latex=r"\log \left|\det {x}\right|", numpy="numpy.linalg.slogdet({x})[1]",
+       torch="torch.linalg.slogdet({x})[1]", matrix=lambda m, node, x: m.fn("log |det|", x),
+       elements=lambda ctx, x: sympy.log(sympy.Abs(elements.matrix(x).det())))
+def logabsdet(x):
+    """log |det X|."""
+    return apply("logabsdet", x)
+
+
+@public
+def slogdet(x):
+    """(sign of det X, log |det X|), like ``torch.linalg.slogdet``; the sign carries no
+    gradient."""
+    return sign(det(x)), logabsdet(x)
+
+
+def _solve_shape(op, shapes, attrs):
+    a, b = shapes
+    _square(op, a)
+    if len(b) not in (1, 2) or not dims_match(a[0], b[0]):
+        raise ShapeError(f"solve: A has shape {fmt_shape(a)}, so B must have shape "
+                         f"({a[0]},) or ({a[0]}, k); got {fmt_shape(b)}")
+    return b
+
+
+def _solve_elements(ctx, a, b):
+    column = b.reshape(b.shape[0], -1)
+    return elements.array(elements.matrix(a).LUsolve(elements.matrix(column)), b.shape)
+
+
+def _solve_batch(node, ins, size):
+    """solve(A, B) with only B batched: the batch goes into B's columns."""
+    reshape, transpose = shape_ops.reshape, shape_ops.transpose
+    (a, ba), (b, bb) = ins
+    if ba:
+        return None
+    if len(node.shape) == 1:
+        return transpose(make("solve", (a, transpose(b))))
+    n, k = node.shape
+    cols = reshape(transpose(b, (1, 0, 2)), (n, size * k))
+    out = reshape(make("solve", (a, cols)), (n, size, k))
+    return transpose(out, (1, 0, 2))
+
+
+@defop("solve", ("a", "b"), shape=_solve_shape, commutative=False, text="solve({a}, {b})",
+       latex="{a:pow}^{{-1}} {b:mul}", numpy="numpy.linalg.solve({a}, {b})",
+       torch="torch.linalg.solve({a}, {b})", matrix=lambda m, node, a, b: m.mm(m.inv(a), b),
+       elements=_solve_elements, batch=_solve_batch)
+def solve(a, b):
+    """A⁻¹B without forming the inverse."""
+    return apply("solve", a, b)
+
+
+def _cholesky_elements(ctx, x):
+    # (A + Aᵀ)/2: torch's convention, the gradient of a symmetric argument
+    sym = (elements.matrix(x) + elements.matrix(x).T) / 2
+    return elements.array(sym.cholesky(hermitian=False), x.shape)
+
+
+@defop("cholesky", ("x",), shape=square_to(lambda s: s), text="cholesky({x})",
+       latex=_call_latex("chol"), numpy="numpy.linalg.cholesky({x})",
+       torch="torch.linalg.cholesky({x})", matrix=lambda m, node, x: m.fn("chol", x),
+       elements=_cholesky_elements,
+       torch_names=("torch.linalg.cholesky", "torch.cholesky", "torch.Tensor.cholesky"))
+def cholesky(x):
+    """The lower-triangular L with L Lᵀ = x, for a symmetric positive-definite x (like
+    ``torch.linalg.cholesky``, whose gradient treats x as symmetric)."""
+    return apply("cholesky", x)
+
+
+# ----- triangles and norms --------------------------------------------------------------------
+
+def _matrix_shape(op, shapes, attrs):
+    if len(shapes[0]) != 2:
+        raise ShapeError(f"{op}: expects a matrix, got shape {fmt_shape(shapes[0])}")
+    return shapes[0]
+
+
+def _band_params(op, shapes, k=0):
+    if not isinstance(k, int) or isinstance(k, bool):
+        raise TypeError(f"{op}: the diagonal offset k must be an int, got {k!r}")
+    return (("k", k),)
+
+
+def _band(name, keep):
+    def text(x, k):
+        return f"{name}({x})" if k.value == 0 else f"{name}({x}, k={k})"
+
+    def latex(x, k):
+        sub = "" if k.value == 0 else f"_{{{k}}}"
+        return rf"\operatorname{{{name}}}{sub}\left({x}\right)"
+
+    def band_elements(ctx, x):
+        mask = keep(numpy.ones(x.shape, dtype=bool), ctx.attrs["k"])
+        return numpy.where(mask, x, sympy.S.Zero)
+
+    return defop(name, ("x",), params=_band_params, shape=_matrix_shape, text=text,
+                 latex=latex, numpy=f"numpy.{name}({{x}}, {{k}})",
+                 torch=f"torch.{name}({{x}}, {{k}})", elements=band_elements,
+                 torch_names=(f"torch.{name}", f"torch.Tensor.{name}"))
+
+
+@_band("tril", numpy.tril)
+def tril(x, k=0):
+    """x with the elements above the k-th diagonal zeroed (``torch.tril``)."""
+    return apply("tril", x, k=k)
+
+
+@_band("triu", numpy.triu)
+def triu(x, k=0):
+    """x with the elements below the k-th diagonal zeroed (``torch.triu``)."""
+    return apply("triu", x, k=k)
+
+
+def _norm_numpy(x, axis, keepdims, full):
+    if full.value and not keepdims.value:
+        return f"numpy.sqrt(numpy.sum(numpy.square({x})))"
+    return f"numpy.sqrt(numpy.sum(numpy.square({x}), axis={axis}, keepdims={keepdims}))"
+
+
+def _norm_latex(x, axis, keepdims, full):
+    body = rf"\left\lVert {x} \right\rVert"
+    return body if full.value else body + "_{" + ",".join(map(str, axis.value)) + "}"
+
+
+@defop("norm", ("x",), params=reduce_params, shape=reduce_shape, sympy_params=REDUCE_PARAMS,
+       text=reduce_text("norm"), latex=_norm_latex, numpy=_norm_numpy,
+       torch=torch_reduce("torch.linalg.vector_norm"),
+       matrix=lambda m, node, x: m.norm(x) if node.attrs["full"] else m.call(node, x),
+       elements=elements.reduce(lambda v: sympy.sqrt(sympy.Add(*[e ** 2 for e in v]))),
+       batch=batching.along_axes)
+def norm(x, axis=None, keepdims=False):
+    """The 2-norm of a vector, the Frobenius norm of a matrix, or vector norms along
+    ``axis``."""
+    return apply("norm", x, axis=axis, keepdims=keepdims)
+

@@ -1,0 +1,262 @@
+"""Neural-network ops: softmax, log_softmax, logsumexp, one_hot and the losses
+cross_entropy, mse_loss and binary_cross_entropy_with_logits, with numerically stable
+forward code (max-shifted exponentials, log1p(exp(-|x|))). Derivatives: rules/nn.yaml.
+"""
+import numpy
+import sympy
+
+from ...errors import ShapeError
+from ..build import apply
+from ..opdef import defop
+from ..shapes import as_dim, fmt_shape, shapes_equal
+from . import batching, elements
+from .pointwise import AsFloat, Softplus, pointwise_shape
+from .reductions import REDUCE_PARAMS, axis_params, reduce_latex, reduce_params, \
+    reduce_shape, reduce_text, same_shape
+
+REDUCTIONS = ("mean", "sum", "none")
+
+_SOFTMAX = ("def _softmax(x, axis):\n"
+            "    e = numpy.exp(x - numpy.max(x, axis=axis, keepdims=True))\n"
+            "    return e / numpy.sum(e, axis=axis, keepdims=True)")
+_LOG_SOFTMAX = ("def _log_softmax(x, axis):\n"
+                "    y = x - numpy.max(x, axis=axis, keepdims=True)\n"
+                "    return y - numpy.log(numpy.sum(numpy.exp(y), axis=axis, keepdims=True))")
+_LOGSUMEXP = ("def _logsumexp(x, axis, keepdims):\n"
+              "    m = numpy.max(x, axis=axis, keepdims=True)\n"
+              "    m = numpy.where(numpy.isfinite(m), m, 0.0)\n"
+              "    r = numpy.log(numpy.sum(numpy.exp(x - m), axis=axis, keepdims=True)) + m\n"
+              "    return r if keepdims else numpy.squeeze(r, axis=axis)")
+_CROSS_ENTROPY = (
+    "def _cross_entropy(x, t, probabilities, reduction):\n"
+    "    lsm = _log_softmax(x, -1)\n"
+    "    if probabilities:\n"
+    "        loss = -numpy.sum(t * lsm, axis=-1)\n"
+    "    else:\n"
+    "        t = numpy.expand_dims(numpy.asarray(t).astype(numpy.int64), -1)\n"
+    "        loss = -numpy.take_along_axis(lsm, t, -1)[..., 0]\n"
+    "    if reduction == 'none':\n"
+    "        return loss\n"
+    "    return numpy.mean(loss) if reduction == 'mean' else numpy.sum(loss)")
+
+
+def _exp(x):
+    return elements.vectorize(sympy.exp)(x)
+
+
+def _softmax_elements(ctx, x):
+    e = _exp(x)
+    return e / numpy.sum(e, axis=ctx.attrs["axis"], keepdims=True)
+
+
+def _log_softmax_elements(ctx, x, axis=None):
+    axis = ctx.attrs["axis"] if axis is None else axis
+    e = _exp(x)
+    return x - elements.vectorize(sympy.log)(numpy.sum(e, axis=axis, keepdims=True))
+
+
+def _vector_or_call(name):
+    """Matrix notation: softmax(x) of a vector, the generic call otherwise."""
+    def form(m, node, x):
+        return m.fn(name, x) if len(node.inputs[0].shape) == 1 else m.call(node, x)
+    return form
+
+
+@defop("softmax", ("x",), params=axis_params, shape=same_shape,
+       text="softmax({x}, axis={axis})",
+       latex=r"\operatorname{{softmax}}_{{{axis}}}\left({x}\right)",
+       numpy=("_softmax({x}, {axis})", {"_softmax": _SOFTMAX}),
+       torch="torch.softmax({x}, {axis})", matrix=_vector_or_call("softmax"),
+       elements=_softmax_elements, batch=batching.along_axes)
+def softmax(x, axis=-1):
+    """exp(x) / sum(exp(x)) along ``axis``, computed with the max subtracted."""
+    return apply("softmax", x, axis=axis)
+
+
+@defop("log_softmax", ("x",), params=axis_params, shape=same_shape,
+       text="log_softmax({x}, axis={axis})",
+       latex=r"\operatorname{{log\_softmax}}_{{{axis}}}\left({x}\right)",
+       numpy=("_log_softmax({x}, {axis})", {"_log_softmax": _LOG_SOFTMAX}),
+       torch="torch.log_softmax({x}, {axis})", matrix=_vector_or_call("log_softmax"),
+       elements=_log_softmax_elements, batch=batching.along_axes)
+def log_softmax(x, axis=-1):
+    """x - logsumexp(x) along ``axis``, stable for large x."""
+    return apply("log_softmax", x, axis=axis)
+
+
+@defop("logsumexp", ("x",), params=reduce_params, shape=reduce_shape,
+       sympy_params=REDUCE_PARAMS, text=reduce_text("logsumexp"),
+       latex=reduce_latex("logsumexp"),
+       numpy=("_logsumexp({x}, {axis}, {keepdims})", {"_logsumexp": _LOGSUMEXP}),
+       torch="torch.logsumexp({x}, dim={axis}, keepdim={keepdims})",
+       elements=elements.reduce(lambda v: sympy.log(sympy.Add(*[sympy.exp(e) for e in v]))),
+       batch=batching.along_axes,
+       torch_names=("torch.logsumexp", "torch.special.logsumexp", "torch.Tensor.logsumexp"))
+def logsumexp(x, axis=None, keepdims=False):
+    """log(sum(exp(x))) over ``axis``, stable for large x."""
+    return apply("logsumexp", x, axis=axis, keepdims=keepdims)
+
+
+# ----- classes -------------------------------------------------------------------------------
+
+def _one_hot_params(op, shapes, num_classes):
+    if not isinstance(num_classes, int) and not isinstance(num_classes, (str, sympy.Symbol)):
+        raise TypeError(f"one_hot: num_classes must be an int or a dim name, "
+                        f"got {num_classes!r}")
+    return (("num_classes", as_dim(num_classes)),)
+
+
+def one_hot_elements(t, classes):
+    """One-hot rows of the class indices in the object array ``t``."""
+    out = numpy.empty(t.shape + (classes,), dtype=object)
+    for idx in numpy.ndindex(*out.shape):
+        out[idx] = AsFloat(sympy.Eq(t[idx[:-1]], idx[-1]))
+    return out
+
+
+@defop("one_hot", ("target",), params=_one_hot_params,
+       shape=lambda op, s, a: s[0] + (a["num_classes"],), differentiable=False,
+       text="one_hot({target}, {num_classes})",
+       latex=r"\operatorname{{onehot}}\left({target}, {num_classes}\right)",
+       numpy=("numpy.equal(numpy.expand_dims({target}, -1), "
+              "numpy.arange({num_classes})).astype(numpy.float64)"),
+       torch="torch.nn.functional.one_hot(({target}).long(), {num_classes}).to(_dt)",
+       elements=lambda ctx, t: one_hot_elements(t, ctx.shape[-1]))
+def one_hot(target, num_classes):
+    """Rows of the identity picked by the class indices in ``target`` (no gradient)."""
+    return apply("one_hot", target, num_classes=num_classes)
+
+
+# ----- losses --------------------------------------------------------------------------------
+
+def _reduction(op, reduction):
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"{op}: reduction must be one of {REDUCTIONS}, got {reduction!r}")
+    return (("reduction", reduction),)
+
+
+def _loss_params(op, shapes, reduction="mean"):
+    return _reduction(op, reduction)
+
+
+def _loss_shape(op, shapes, attrs):
+    shape = pointwise_shape(op, shapes, attrs)
+    return shape if attrs["reduction"] == "none" else ()
+
+
+def _loss_text(name):
+    def spell(reduction, **operands):
+        extra = "" if reduction.value == "mean" else f", reduction={reduction}"
+        return f"{name}({', '.join(f'{v}' for v in operands.values())}{extra})"
+    return spell
+
+
+def _loss_latex(name):
+    def spell(reduction, **operands):
+        return rf"\operatorname{{{name}}}\left({', '.join(f'{v}' for v in operands.values())}\right)"
+    return spell
+
+
+def _reduced(module, per_element, reduction):
+    r = reduction.value
+    if r == "none":
+        return per_element
+    return f"{module}.{'mean' if r == 'mean' else 'sum'}({per_element})"
+
+
+def _reduce_elements(per_element, reduction):
+    per_element = numpy.asarray(per_element, dtype=object)
+    if reduction == "none":
+        return per_element
+    total = numpy.sum(per_element)
+    return total * sympy.Rational(1, per_element.size) if reduction == "mean" else total
+
+
+def _cross_entropy_params(op, shapes, reduction="mean"):
+    x, t = shapes
+    if len(x) not in (1, 2):
+        raise ShapeError(f"cross_entropy: logits must be (C,) or (N, C), got {fmt_shape(x)}")
+    if shapes_equal(t, x):
+        probabilities = True
+    elif shapes_equal(t, x[:-1]):
+        probabilities = False
+    else:
+        raise ShapeError(
+            f"cross_entropy: logits have shape {fmt_shape(x)}, so target must be class "
+            f"indices of shape {fmt_shape(x[:-1])} or probabilities of shape {fmt_shape(x)}; "
+            f"got {fmt_shape(t)}")
+    return (("probabilities", probabilities),) + _reduction(op, reduction)
+
+
+def _cross_entropy_shape(op, shapes, attrs):
+    return shapes[0][:-1] if attrs["reduction"] == "none" else ()
+
+
+def _cross_entropy_elements(ctx, x, t):
+    lsm = _log_softmax_elements(ctx, x, axis=-1)
+    hot = t if ctx.attrs["probabilities"] else one_hot_elements(t, x.shape[-1])
+    per = numpy.asarray(-numpy.sum(hot * lsm, axis=-1), dtype=object)
+    return _reduce_elements(per, ctx.attrs["reduction"])
+
+
+def _cross_entropy_numpy(logits, target, probabilities, reduction):
+    return f"_cross_entropy({logits}, {target}, {probabilities}, {reduction})"
+
+
+def _cross_entropy_torch(logits, target, probabilities, reduction):
+    t = f"{target}" if probabilities.value else f"({target}).long()"
+    return f"torch.nn.functional.cross_entropy({logits}, {t}, reduction={reduction})"
+
+
+@defop("cross_entropy", ("logits", "target"), params=_cross_entropy_params,
+       shape=_cross_entropy_shape,
+       text=lambda logits, target, probabilities, reduction: _loss_text("cross_entropy")(
+           reduction, logits=logits, target=target),
+       latex=lambda logits, target, probabilities, reduction: _loss_latex("CE")(
+           reduction, logits=logits, target=target),
+       numpy=(_cross_entropy_numpy, {"_log_softmax": _LOG_SOFTMAX,
+                                     "_cross_entropy": _CROSS_ENTROPY}),
+       torch=_cross_entropy_torch, elements=_cross_entropy_elements)
+def cross_entropy(logits, target, reduction="mean"):
+    """torch's ``F.cross_entropy`` for logits (C,) or (N, C): ``target`` is class
+    indices (shape (N,) or ()) or class probabilities (same shape as the logits)."""
+    return apply("cross_entropy", logits, target, reduction=reduction)
+
+
+def _mse_code(module):
+    def spell(x, y, reduction):
+        return _reduced(module, f"{module}.square({x} - {y:add})", reduction)
+    return spell
+
+
+@defop("mse_loss", ("x", "y"), params=_loss_params, shape=_loss_shape,
+       text=_loss_text("mse_loss"), latex=_loss_latex("MSE"), numpy=_mse_code("numpy"),
+       torch=_mse_code("torch"), math="({x} - {y:add})**2",
+       elements=lambda ctx, x, y: _reduce_elements((x - y) ** 2, ctx.attrs["reduction"]))
+def mse_loss(x, y, reduction="mean"):
+    """Mean (or summed, or elementwise) squared difference, ``F.mse_loss``."""
+    return apply("mse_loss", x, y, reduction=reduction)
+
+
+def _bce_code(module, relu):
+    def spell(x, y, reduction):
+        per = (f"{relu.format(x=x)} - {x:mul}*{y:mul} + "
+               f"{module}.log1p({module}.exp(-{module}.abs({x})))")
+        return _reduced(module, per, reduction)
+    return spell
+
+
+def _bce_elements(ctx, x, y):
+    per = elements.vectorize(Softplus)(x) - x * y
+    return _reduce_elements(per, ctx.attrs["reduction"])
+
+
+@defop("binary_cross_entropy_with_logits", ("x", "y"), params=_loss_params,
+       shape=_loss_shape, text=_loss_text("binary_cross_entropy_with_logits"),
+       latex=_loss_latex("BCE"), numpy=_bce_code("numpy", "numpy.maximum({x}, 0.0)"),
+       torch=_bce_code("torch", "torch.relu({x})"),
+       math="(max({x}, 0.0) - {x:mul}*{y:mul} + math.log1p(math.exp(-abs({x}))))",
+       elements=_bce_elements)
+def binary_cross_entropy_with_logits(x, y, reduction="mean"):
+    """-(y log σ(x) + (1 - y) log(1 - σ(x))), as max(x, 0) - x y + log1p(exp(-|x|))."""
+    return apply("binary_cross_entropy_with_logits", x, y, reduction=reduction)

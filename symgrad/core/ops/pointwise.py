@@ -1,0 +1,525 @@
+"""Elementwise ops with NumPy broadcasting: arithmetic, exponentials, trigonometry,
+activations, comparisons, logic, ``where``, ``clamp``, ``cast`` and ``detach``.
+
+Most are SymPy's own functions (``sympy.sin``), which every printer already knows. The
+activations and selections SymPy lacks are SymPy classes defined here (``sigmoid``,
+``Where``, ...); they act on scalars, so closed forms of scalar functions stay SymPy that
+``sympy.diff`` and ``lambdify`` understand (each has ``fdiff`` or ``_eval_derivative`` and
+an ``elementary`` rewrite), and their OpDefs say how every printer spells them.
+Derivatives: rules/pointwise.yaml.
+"""
+import functools
+import math
+
+import sympy
+from sympy import Piecewise, S
+from sympy.codegen.cfunctions import expm1 as sym_expm1, log1p as sym_log1p
+
+from ..build import apply, make, torch_module
+from ..graph import Tensor
+from ..opdef import OpBase, bool_kind, defop, public, same_kind
+from ..shapes import broadcast_shapes, fmt_shape
+from .. import simplify as simp
+
+
+@functools.lru_cache(maxsize=None)
+def has_scipy():
+    """SciPy's ufuncs (erf, expit) are faster than NumPy compositions; SciPy is optional."""
+    try:
+        import scipy.special  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+def pointwise_shape(op, shapes, attrs):
+    return broadcast_shapes(*shapes, op=op)
+
+
+def elementwise(name, inputs, sympy_form, specific=None, **kw):
+    """``defop`` of an elementwise op: broadcasting shape, simplification at
+    construction, and (by default) the torch callables of the same name."""
+    kw.setdefault("torch_names", (f"torch.{name}", f"torch.Tensor.{name}"))
+    return defop(name, inputs, sympy=sympy_form, shape=pointwise_shape, pointwise=True,
+                 simplify=simp.pointwise(name, specific), **kw)
+
+
+# ----- SymPy classes SymPy lacks ---------------------------------------------------------
+
+class Sigmoid(OpBase):
+    """The logistic function 1 / (1 + exp(-x))."""
+
+    @classmethod
+    def eval(cls, x):
+        if x.is_zero:
+            return S.Half
+
+    def fdiff(self, argindex=1):
+        return self * (1 - self)
+
+    def elementary(self):
+        return 1 / (1 + sympy.exp(-self.args[0]))
+
+    def _eval_rewrite_as_exp(self, x, **kwargs):
+        return 1 / (1 + sympy.exp(-x))
+
+    def _eval_evalf(self, prec):
+        if self.args[0].is_number:
+            return self.elementary()._eval_evalf(prec)
+
+    def _eval_is_real(self):
+        return self.args[0].is_real
+
+
+class Softplus(OpBase):
+    """log(1 + exp(x)), computed stably by every backend."""
+
+    @classmethod
+    def eval(cls, x):
+        if x.is_zero:
+            return sympy.log(2)
+
+    def fdiff(self, argindex=1):
+        return Sigmoid(self.args[0])
+
+    def elementary(self):
+        return sympy.log(1 + sympy.exp(self.args[0]))
+
+    def _eval_rewrite_as_log(self, x, **kwargs):
+        return sympy.log(1 + sympy.exp(x))
+
+    def _eval_evalf(self, prec):
+        if self.args[0].is_number:
+            return self.elementary()._eval_evalf(prec)
+
+    def _eval_is_real(self):
+        return self.args[0].is_real
+
+
+class Relu(OpBase):
+    """max(x, 0); its derivative at 0 is 0, as in torch."""
+
+    @classmethod
+    def eval(cls, x):
+        if x.is_number and x.is_extended_real:
+            return sympy.Max(x, 0)
+
+    def fdiff(self, argindex=1):
+        return Where(sympy.StrictGreaterThan(self.args[0], 0), S.One, S.Zero)
+
+    def elementary(self):
+        x = self.args[0]
+        return Piecewise((x, x > 0), (0, True))
+
+    def _eval_rewrite_as_Max(self, x, **kwargs):
+        return sympy.Max(x, 0)
+
+    def _eval_rewrite_as_Piecewise(self, x, **kwargs):
+        return Piecewise((x, x > 0), (0, True))
+
+    def _eval_is_real(self):
+        return self.args[0].is_real
+
+
+class Where(OpBase):
+    """where(cond, a, b): a where cond holds, else b (elementwise)."""
+
+    @classmethod
+    def eval(cls, cond, a, b):
+        if cond is S.true:
+            return a
+        if cond is S.false:
+            return b
+        if a == b:
+            return a
+
+    def _eval_derivative(self, s):
+        return Where(self.args[0], self.args[1].diff(s), self.args[2].diff(s))
+
+    def elementary(self):
+        return self.rewrite(Piecewise)
+
+    def _eval_rewrite_as_Piecewise(self, cond, a, b, **kwargs):
+        return Piecewise((a, cond), (b, True))
+
+
+class Clamp(OpBase):
+    """clamp(x, lo, hi); lo = -oo or hi = oo when a bound is absent."""
+
+    @classmethod
+    def eval(cls, x, lo, hi):
+        if x.is_number and lo.is_number and hi.is_number:
+            return sympy.Min(sympy.Max(x, lo), hi)
+
+    def _eval_derivative(self, s):
+        x, lo, hi = self.args
+        inside = sympy.And(sympy.GreaterThan(x, lo), sympy.LessThan(x, hi))
+        return Where(inside, x.diff(s), S.Zero)
+
+    def elementary(self):
+        return self.rewrite(Piecewise)
+
+    def _eval_rewrite_as_Piecewise(self, x, lo, hi, **kwargs):
+        return Piecewise((lo, x < lo), (hi, x > hi), (x, True))
+
+
+class AsFloat(OpBase):
+    """1.0 where a boolean holds, else 0.0 (Iverson bracket)."""
+
+    @classmethod
+    def eval(cls, cond):
+        if cond is S.true:
+            return S.One
+        if cond is S.false:
+            return S.Zero
+
+    def _eval_derivative(self, s):
+        return S.Zero
+
+    def elementary(self):
+        return self.rewrite(Piecewise)
+
+    def _eval_rewrite_as_Piecewise(self, cond, **kwargs):
+        return Piecewise((1, cond), (0, True))
+
+
+class StopGradient(OpBase):
+    """x, treated as a constant by differentiation (``detach``)."""
+
+    def _eval_evalf(self, prec):
+        return self.args[0]._eval_evalf(prec)
+
+    def _eval_derivative(self, s):
+        return S.Zero
+
+    def elementary(self):
+        return self.args[0]
+
+
+def to_elementary(expr):
+    """``expr`` with symgrad's elementwise classes rewritten into plain SymPy (for
+    ``sympy.diff`` and ``lambdify``)."""
+    return expr.replace(lambda e: isinstance(e, OpBase) and hasattr(e, "elementary"),
+                        lambda e: e.elementary())
+
+
+# ----- arithmetic ------------------------------------------------------------------------
+
+# SymPy turns x/0, 0**-1 and log(0) into ComplexInfinity, which has no sign and no
+# printed form; torch computes IEEE values (x/0 = x*inf, 0**-1 = inf, log(0) = -inf).
+def _div_expr(attrs, x, y):
+    return x * S.Infinity if sympy.sympify(y).is_zero else x / y
+
+
+def _pow_expr(attrs, x, y):
+    if sympy.sympify(x).is_zero and sympy.sympify(y).is_negative:
+        return S.Infinity
+    if isinstance(x, sympy.Number) and isinstance(y, sympy.Number):
+        # Folding constants: SymPy would compute 3**(10**9) exactly (a hang), torch gives
+        # inf. Keep SymPy's exact value only when it is a modest finite float.
+        value = _float_pow(x, y)
+        if not math.isfinite(value) or value == 0 or abs(y) > 64:
+            return _ieee(value)
+    return x ** y
+
+
+def _float_pow(x, y):
+    import numpy
+    try:
+        with numpy.errstate(all="ignore"):
+            return float(numpy.float64(float(x)) ** numpy.float64(float(y)))
+    except OverflowError:                     # float() of an integer beyond 1e308
+        return math.inf if abs(x) > 1 else 0.0
+
+
+def _ieee(value):
+    if math.isnan(value):
+        return S.NaN
+    if math.isinf(value):
+        return S.Infinity if value > 0 else S.NegativeInfinity
+    return sympy.Float(value) if value != int(value) else sympy.Integer(int(value))
+
+
+def _binary(name, sympy_form, specific=None, fresh=False, **kw):
+    @elementwise(name, ("x", "y"), sympy_form, specific, fresh=fresh, **kw)
+    def op(x, y):
+        return apply(name, x, y)
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"Elementwise {name} with NumPy broadcasting."
+    return op
+
+
+add = _binary("add", lambda a, x, y: x + y, simp.add, fresh=True, torch_names=(), augmented="+=",
+              matrix=lambda m, node, x, y: m.plus(node))
+sub = _binary("sub", lambda a, x, y: x - y, simp.sub, fresh=True, torch_names=(),
+              matrix=lambda m, node, x, y: m.minus(node))
+mul = _binary("mul", lambda a, x, y: x * y, simp.mul, fresh=True,
+              matrix=lambda m, node, x, y: m.product(node),
+              torch_names=("torch.mul", "torch.multiply", "torch.Tensor.mul",
+                           "torch.Tensor.multiply"))
+div = _binary("div", _div_expr, simp.div, fresh=True, torch_names=(),
+              matrix=lambda m, node, x, y: m.quotient(node))
+pow = _binary("pow", _pow_expr, simp.pow, matrix=lambda m, node, x, y: m.power(node, x, y),
+              torch_names=("torch.pow", "torch.float_power", "torch.Tensor.pow",
+                           "torch.Tensor.float_power", "torch.Tensor.__pow__"))
+maximum = _binary("maximum", lambda a, x, y: sympy.Max(x, y), simp.same,
+                  matrix=lambda m, node, x, y: m.fn("max", x, y),
+                  torch_names=("torch.maximum", "torch.fmax", "torch.Tensor.maximum",
+                               "torch.Tensor.fmax"))
+minimum = _binary("minimum", lambda a, x, y: sympy.Min(x, y), simp.same,
+                  matrix=lambda m, node, x, y: m.fn("min", x, y),
+                  torch_names=("torch.minimum", "torch.fmin", "torch.Tensor.minimum",
+                               "torch.Tensor.fmin"))
+
+
+# ----- unary -----------------------------------------------------------------------------
+
+def _log_expr(attrs, x):
+    return S.NegativeInfinity if sympy.sympify(x).is_zero else sympy.log(x)
+
+
+def _log1p_expr(attrs, x):
+    return S.NegativeInfinity if (sympy.sympify(x) + 1).is_zero else sym_log1p(x)
+
+
+def _unary(name, sympy_form, *, aliases=(), specific=None, **kw):
+    names = (name,) + tuple(aliases)
+    kw.setdefault("torch_names", tuple(f"torch.{n}" for n in names)
+                  + tuple(f"torch.Tensor.{n}" for n in names))
+    kw.setdefault("matrix", lambda m, node, x: m.fn(name, x))
+    @elementwise(name, ("x",), sympy_form, specific, **kw)
+    def op(x):
+        return apply(name, x)
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"Elementwise {name}; records a node on symbolic Tensors, computes otherwise."
+    return op
+
+
+def _special(*names):
+    return tuple(f"torch.special.{n}" for n in names)
+
+
+neg = _unary("neg", lambda attrs, x: -x, aliases=("negative",), specific=simp.neg, fresh=True,
+             wrapper=True, matrix=lambda m, node, x: m.neg(x))
+exp = _unary("exp", lambda attrs, x: sympy.exp(x))
+log = _unary("log", _log_expr)
+log1p = _unary("log1p", _log1p_expr)
+log1p.opdef.torch_names += _special("log1p")
+expm1 = _unary("expm1", lambda attrs, x: sym_expm1(x))
+expm1.opdef.torch_names += _special("expm1")
+sqrt = _unary("sqrt", lambda attrs, x: sympy.sqrt(x))
+square = _unary("square", lambda attrs, x: x ** 2,
+                matrix=lambda m, node, x: m.power(node, x, 2))
+sin = _unary("sin", lambda attrs, x: sympy.sin(x))
+cos = _unary("cos", lambda attrs, x: sympy.cos(x))
+tan = _unary("tan", lambda attrs, x: sympy.tan(x))
+asin = _unary("asin", lambda attrs, x: sympy.asin(x), aliases=("arcsin",))
+acos = _unary("acos", lambda attrs, x: sympy.acos(x), aliases=("arccos",))
+atan = _unary("atan", lambda attrs, x: sympy.atan(x), aliases=("arctan",))
+sinh = _unary("sinh", lambda attrs, x: sympy.sinh(x))
+cosh = _unary("cosh", lambda attrs, x: sympy.cosh(x))
+tanh = _unary("tanh", lambda attrs, x: sympy.tanh(x))
+abs = _unary("abs", lambda attrs, x: sympy.Abs(x), aliases=("absolute",))
+erf = _unary("erf", lambda attrs, x: sympy.erf(x))
+erf.opdef.torch_names += _special("erf")
+sign = _unary("sign", lambda attrs, x: sympy.sign(x), aliases=("sgn",))
+
+
+def _sigmoid_numpy(x):
+    if has_scipy():
+        return f"_expit({x})", {"_expit": "from scipy.special import expit as _expit"}
+    return f"numpy.exp(-numpy.logaddexp(0.0, -{x:mul}))"
+
+
+sigmoid = _unary("sigmoid", Sigmoid, text="sigmoid({x})", latex=r"\sigma\left({x}\right)",
+                  numpy=_sigmoid_numpy, torch="torch.sigmoid({x})",
+                  math="(1.0/(1.0 + math.exp(-{x:mul})))",
+                  matrix=lambda m, node, x: m.fn("σ", x))
+sigmoid.opdef.torch_names += _special("expit")
+relu = _unary("relu", Relu, text="relu({x})", latex=r"\operatorname{{relu}}\left({x}\right)",
+               numpy="numpy.maximum({x}, 0.0)", torch="torch.relu({x})",
+               math="max({x}, 0.0)")
+relu.opdef.torch_names += ("torch.nn.functional.relu",)
+softplus = _unary("softplus", Softplus, text="softplus({x})",
+                   latex=r"\operatorname{{softplus}}\left({x}\right)",
+                   numpy="numpy.logaddexp(0.0, {x})",
+                   torch="torch.logaddexp({x}, torch.zeros_like({x}))",
+                   math="(max({x}, 0.0) + math.log1p(math.exp(-abs({x}))))",
+                   torch_names=())
+
+
+# ----- comparisons and logic -------------------------------------------------------------
+
+_FLIPPED = {"gt": "lt", "ge": "le", "lt": "gt", "le": "ge", "eq": "eq", "ne": "ne"}
+
+
+def _is_constant(x):
+    return not isinstance(x, Tensor) or x.op == "const"
+
+
+def _comparison(name, relation, sign, aliases=()):
+    names = (name,) + aliases
+
+    @elementwise(name, ("x", "y"), lambda attrs, x, y: relation(x, y, evaluate=False),
+                 kind=bool_kind, differentiable=False, bool_inputs=name in ("eq", "ne"),
+                 wrapper=True,
+                 matrix=lambda m, node, x, y: m.relation(sign, x, y),
+                 torch_names=tuple(f"{p}.{n}" for n in names
+                                   for p in ("torch", "torch.Tensor")))
+    def op(x, y):
+        # A constant on the left moves to the right (0 < x is x > 0): torch.gt(0, x) is
+        # not valid torch, and one order lets structural hashing share the node.
+        if isinstance(y, Tensor) and _is_constant(x) and not _is_constant(y):
+            return apply(_FLIPPED[name], y, x)
+        return apply(name, x, y)
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"Elementwise comparison {name} with NumPy broadcasting (a boolean Tensor)."
+    return op
+
+
+gt = _comparison("gt", sympy.StrictGreaterThan, ">", ("greater",))
+ge = _comparison("ge", sympy.GreaterThan, "≥", ("greater_equal",))
+lt = _comparison("lt", sympy.StrictLessThan, "<", ("less",))
+le = _comparison("le", sympy.LessThan, "≤", ("less_equal",))
+eq = _comparison("eq", sympy.Eq, "=")
+ne = _comparison("ne", sympy.Ne, "≠", ("not_equal",))
+
+
+def _logical(name, relation, absorbing, sign):
+    @elementwise(name, ("x", "y"), lambda attrs, x, y: relation(x, y, evaluate=False),
+                 simp.logical(absorbing), kind=bool_kind, differentiable=False,
+                 bool_inputs=True, matrix=lambda m, node, x, y: m.logic(sign, x, y))
+    def op(x, y):
+        return apply(name, x, y)
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"Elementwise {name.replace('_', ' ')} of boolean Tensors."
+    return op
+
+
+logical_and = _logical("logical_and", sympy.And, False, "∧")
+logical_or = _logical("logical_or", sympy.Or, True, "∨")
+
+
+@elementwise("logical_not", ("x",), lambda attrs, x: sympy.Not(x), kind=bool_kind,
+             differentiable=False, bool_inputs=True, matrix=lambda m, node, x: m.not_(x))
+def logical_not(x):
+    """Elementwise not of a boolean Tensor."""
+    return apply("logical_not", x)
+
+
+@defop("cast", ("x",), sympy=AsFloat, shape=pointwise_shape, pointwise=True, wrapper=True,
+       simplify=simp.cast, differentiable=False, bool_inputs=True,
+       text="float({x})", latex=r"\left[{x}\right]",
+       numpy="numpy.where({x}, 1.0, 0.0)", torch="({x}).to(_dt)",
+       math="(1.0 if {x} else 0.0)", matrix=lambda m, node, x: m.iverson(x))
+def cast(x):
+    """1.0 where a boolean Tensor holds, 0.0 elsewhere."""
+    return apply("cast", x)
+
+
+# ----- selection -------------------------------------------------------------------------
+
+def _where_kind(op, inputs):
+    if inputs[0].kind != "bool":
+        raise TypeError(f"where: the condition must be a boolean Tensor (a comparison "
+                        f"such as x > 0), got a float Tensor of shape "
+                        f"{fmt_shape(inputs[0].shape)}")
+    return "float"
+
+
+def _where_torch(condition, x, y):
+    a, b = f"{x}", f"{y}"
+    if x.expr.is_number and y.expr.is_number:
+        a = f"torch.as_tensor({a}, dtype=_dt, device=_dev)"
+    return f"torch.where({condition}, {a}, {b})"
+
+
+def _where_latex(condition, x, y):
+    return (r"\begin{cases} %s & \text{if } %s \\ %s & \text{otherwise} \end{cases}"
+            % (x, condition, y))
+
+
+@defop("where", ("condition", "x", "y"), sympy=Where, shape=pointwise_shape, pointwise=True,
+       kind=_where_kind, simplify=simp.where, bool_inputs=True,
+       text="where({condition}, {x}, {y})", latex=_where_latex,
+       numpy="numpy.where({condition}, {x}, {y})", torch=_where_torch,
+       math="({x} if {condition} else {y})", matrix=lambda m, node, *t: m.where(node, *t))
+def where(condition, x, y):
+    """Elementwise choice: x where condition holds, else y. Use it instead of ``if``."""
+    return apply("where", condition, x, y)
+
+
+def _clamp_params(op, shapes, min=None, max=None):
+    if min is None and max is None:
+        raise ValueError("clamp: give at least one of min and max")
+    for bound in (min, max):
+        if bound is not None and not isinstance(bound, (int, float)):
+            raise TypeError(f"clamp: bounds must be numbers, got {bound!r}; "
+                            "use sg.maximum / sg.minimum for tensor bounds")
+    return (("min", None if min is None else float(min)),
+            ("max", None if max is None else float(max)))
+
+
+def _clamp_expr(attrs, x):
+    lo, hi = attrs["min"], attrs["max"]
+    return Clamp(x, S.NegativeInfinity if lo is None else sympy.Float(lo),
+                 S.Infinity if hi is None else sympy.Float(hi))
+
+
+def _bound(param):
+    """A clamp bound as code: None where it is absent (±oo)."""
+    return "None" if param.expr.is_infinite else f"{param}"
+
+
+def _clamp_text(x, min, max):
+    parts = [f"{x}"] + [f"{k}={v}" for k, v in (("min", min), ("max", max))
+                        if not v.expr.is_infinite]
+    return f"clamp({', '.join(parts)})"
+
+
+def _clamp_math(x, min, max):
+    out = f"{x}"
+    if not min.expr.is_infinite:
+        out = f"max({out}, {min})"
+    if not max.expr.is_infinite:
+        out = f"min({out}, {max})"
+    return out
+
+
+@defop("clamp", ("x",), sympy=_clamp_expr, sympy_class=Clamp, sympy_params=("min", "max"),
+       params=_clamp_params, shape=pointwise_shape, pointwise=True,
+       simplify=simp.pointwise("clamp"), text=_clamp_text,
+       latex=r"\operatorname{{clamp}}\left({x}, {min}, {max}\right)",
+       numpy=lambda x, min, max: f"numpy.clip({x}, {_bound(min)}, {_bound(max)})",
+       torch=lambda x, min, max: f"torch.clamp({x}, min={_bound(min)}, max={_bound(max)})",
+       math=_clamp_math)
+def clamp(x, min=None, max=None):
+    """x limited to [min, max] (either bound may be None); the gradient is 1 inside the
+    bounds, ends included, as in torch."""
+    return apply("clamp", x, min=min, max=max)
+
+
+@defop("detach", ("x",), sympy=StopGradient, shape=pointwise_shape, pointwise=True,
+       wrapper=True,
+       kind=same_kind, simplify=simp.detach, differentiable=False, bool_inputs=True,
+       text="detach({x})", latex=r"\operatorname{{sg}}\left({x}\right)",
+       numpy="{x}", torch="{x:atom}.detach()", math="{x}",
+       matrix=lambda m, node, x: x,
+       torch_names=("torch.detach", "torch.Tensor.detach"))
+def detach(x):
+    """x as a constant for differentiation (``torch.Tensor.detach``,
+    ``jax.lax.stop_gradient``)."""
+    if isinstance(x, Tensor):
+        return make("detach", (x,))
+    torch = torch_module()
+    if torch is not None and isinstance(x, torch.Tensor):
+        return x.detach()
+    return x
+
+
+def stop_gradient(x):
+    """``jax.lax.stop_gradient``: the same as ``detach``."""
+    return detach(x)
+
+
+public(stop_gradient)

@@ -1,0 +1,156 @@
+"""The straight-line program: a DAG linearised into one assignment per op.
+
+This is symgrad's common subexpression elimination: every node of the DAG is computed
+once, in topological order, under its own name. Code generation and ``program()`` both
+print it, one statement per node, so their cost is linear in the graph.
+
+Printing goes through SymPy printers, but printing each statement from scratch costs
+~150 us. So each distinct (op, parameters, inlined constants) is printed once, with
+placeholder symbols for the operands, into a template that later statements fill in.
+"""
+import re
+import threading
+
+import sympy
+
+from .graph import topo_order
+from .opdef import OPS
+from .shapes import broadcast_shapes, shapes_equal
+
+_PLACEHOLDER = re.compile(r"(sgarg\d+)")
+PLACEHOLDERS = [sympy.Symbol(f"sgarg{i}") for i in range(8)]
+
+
+def placeholder(i):
+    """The symbol standing for operand ``i`` in a template."""
+    while len(PLACEHOLDERS) <= i:
+        PLACEHOLDERS.append(sympy.Symbol(f"sgarg{len(PLACEHOLDERS)}"))
+    return PLACEHOLDERS[i]
+
+
+class Template:
+    """A printed statement with holes for operand names."""
+
+    __slots__ = ("pieces", "repeated", "preamble")
+
+    def __init__(self, text, preamble=None):
+        self.preamble = preamble or {}   # helper definitions the text calls (_softmax)
+        parts = _PLACEHOLDER.split(text)
+        self.pieces = [(int(p[5:]) if i % 2 else p) for i, p in enumerate(parts)]
+        holes = [p for p in self.pieces if isinstance(p, int)]
+        self.repeated = {h for h in holes if holes.count(h) > 1}
+
+    def fill(self, names):
+        return "".join(names[p] if isinstance(p, int) else p for p in self.pieces)
+
+
+def _inlinable(node, pos):
+    """A scalar constant operand can be printed as a literal inside the statement."""
+    inp = node.inputs[pos]
+    if not inp.is_const:
+        return False
+    if not inp.shape:
+        return True
+    if not OPS[node.op].pointwise:
+        return False
+    others = [i.shape for j, i in enumerate(node.inputs) if j != pos]
+    return shapes_equal(broadcast_shapes(*others) if others else (), node.shape)
+
+
+def _as_float(node, position, value):
+    """An integer constant meeting float arrays is printed as a float (``1.0 - x``):
+    NumPy and torch handle a Python int operand ~25% slower than a float. Exponents
+    stay integers (x**2 is a multiplication)."""
+    if value.is_Integer and not (node.op == "pow" and position == 1):
+        return sympy.Float(int(value))
+    return value
+
+
+class TemplateCache:
+    """Templates of one printer, keyed by op, parameters and inlined constants."""
+
+    def __init__(self, printer, float_constants=False):
+        self.printer = printer
+        self.float_constants = float_constants
+        self.cache = {}
+        self.lock = threading.Lock()   # the printer's preamble is swapped while printing
+
+    def statement(self, node, names):
+        """The printed right-hand side of ``node`` given its operands' printed names
+        (None for an operand inlined as a constant)."""
+        return self.template(node, names).fill(names)
+
+    def _print(self, expr):
+        """The printed template, with the helpers its printing asked for (code printers
+        keep them in ``preamble``; each build collects those of the templates it uses)."""
+        outer = getattr(self.printer, "preamble", None)
+        if outer is None:
+            return Template(self.printer.doprint(expr))
+        self.printer.preamble = {}
+        try:
+            text = self.printer.doprint(expr)
+            needs = self.printer.preamble
+        finally:
+            self.printer.preamble = outer
+        outer.update(needs)
+        return Template(text, needs)
+
+    def template(self, node, names):
+        inline = tuple(i.attrs["value"] if n is None else None
+                       for i, n in zip(node.inputs, names))
+        key = (node.op, OPS[node.op].template_key(node.params), inline)
+        tpl = self.cache.get(key)
+        if tpl is None:
+            operands = [placeholder(i) if v is None else
+                        _as_float(node, i, v) if self.float_constants else v
+                        for i, v in enumerate(inline)]
+            with self.lock:
+                tpl = self._print(node.local_expr(operands))
+            self.cache[key] = tpl
+        return tpl
+
+
+class Program:
+    """``outputs`` (nodes or None) linearised: ``statements`` is a list of
+    (name, node, operand_names) in evaluation order, temporaries named ``<prefix>0``,
+    ``<prefix>1``, ... Constant arrays are this program's own: ``arrays`` maps the name
+    each gets (``array_name(node, k)``, by default ``<prefix>c<k>``) to its value."""
+
+    def __init__(self, outputs, inputs, prefix="v", array_name=None):
+        self.outputs = outputs
+        self.inputs = inputs
+        names = {id(x): x.name for x in inputs}
+        taken = set(names.values())
+        self.statements = []
+        self.arrays = {}
+        counter = 0
+        for node in topo_order(outputs):
+            if id(node) in names:
+                continue
+            if node.is_symbol:
+                names[id(node)] = node.name
+                continue
+            if node.is_array:
+                k = len(self.arrays)
+                name = array_name(node, k) if array_name else f"{prefix}c{k}"
+                names[id(node)] = name
+                self.arrays[name] = node.attrs["value"].array
+                continue
+            operand_names = [None if _inlinable(node, k) else names[id(i)]
+                             for k, i in enumerate(node.inputs)]
+            if node.is_const and not node.shape:
+                continue
+            name = f"{prefix}{counter}"
+            while name in taken:
+                counter += 1
+                name = f"{prefix}{counter}"
+            counter += 1
+            names[id(node)] = name
+            self.statements.append((name, node, operand_names))
+        self.names = names
+
+    def name_of(self, node):
+        return self.names.get(id(node))
+
+    def forward_count(self):
+        return len(self.statements)

@@ -1,0 +1,305 @@
+"""The rule table: per-op derivative formulas loaded from the YAML files in ``rules/``.
+
+Each rule names an op of the registry (``core.opdef.OPS``) with the op's own operand
+names; its formulas are compiled by ``diff.formula``. A malformed rule, a rule for an
+unknown op or one whose inputs differ from the op's is a ``RuleError`` naming the file
+and line.
+"""
+import ast
+from pathlib import Path
+
+import yaml
+
+from ..core.opdef import OPS
+from ..errors import NotDifferentiableError, RuleError
+from .formula import Formula, compile_formula
+
+NON_DIFFERENTIABLE = "non_differentiable"
+
+
+class NotImplementedGradient:
+    def __init__(self, reason):
+        self.reason = reason
+
+    def __repr__(self):
+        return f"not_implemented({self.reason!r})"
+
+
+class Rule:
+    """Derivative rules of one op: ``vjp[input]`` is a Formula, ``NON_DIFFERENTIABLE`` or
+    ``NotImplementedGradient``; ``jvp`` is a Formula or None."""
+
+    def __init__(self, name, inputs, params, vjp, jvp, file, line):
+        self.name = name
+        self.inputs = inputs
+        self.params = params
+        self.vjp = vjp
+        self.jvp = jvp
+        self.file = file
+        self.line = line
+
+    @property
+    def source(self):
+        return f"{self.file}:{self.line}"
+
+    @property
+    def outputs(self):
+        """The op's outputs as formulas name them; every op has one, ``result``."""
+        return ("result",)
+
+    @property
+    def vjp_text(self):
+        """``{input: formula text}`` as written in the rule file."""
+        return {inp: self.formula_text(inp) for inp in self.inputs}
+
+    @property
+    def jvp_text(self):
+        return self.jvp.text if self.jvp is not None else None
+
+    @property
+    def signature(self):
+        params = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+        return f"{self.name}({', '.join(self.inputs)}{', *, ' + params if params else ''})"
+
+    @property
+    def differentiable(self):
+        """True when the op's output can carry a gradient."""
+        return any(v is not NON_DIFFERENTIABLE for v in self.vjp.values())
+
+    def input_differentiable(self, i):
+        return self.vjp[self.inputs[i]] is not NON_DIFFERENTIABLE
+
+    def formula_text(self, inp):
+        v = self.vjp[inp]
+        if isinstance(v, Formula):
+            return v.text
+        return v if isinstance(v, str) else repr(v)
+
+    def _env(self, node):
+        env = dict(zip(self.inputs, node.inputs))
+        for k in self.params:
+            env[k] = node.attrs.get(k)
+        env["result"] = node
+        return env
+
+    def apply_vjp(self, node, i, grad):
+        """The gradient contribution to input ``i`` of ``node`` given ``grad``."""
+        entry = self.vjp[self.inputs[i]]
+        if entry is NON_DIFFERENTIABLE:
+            return None
+        if isinstance(entry, NotImplementedGradient):
+            raise NotDifferentiableError(
+                f"the gradient of {self.name} w.r.t. its input '{self.inputs[i]}' is not "
+                f"implemented: {entry.reason} (rule at {self.source})")
+        env = self._env(node)
+        env["grad"] = grad
+        return entry(env)
+
+    def apply_jvp(self, node, tangents):
+        if self.jvp is None:
+            if not self.differentiable:
+                return None
+            raise NotDifferentiableError(f"{self.name} has no forward-mode (jvp) rule "
+                                         f"(rule at {self.source})")
+        env = self._env(node)
+        for name, t in zip(self.inputs, tangents):
+            env[name + "_t"] = t
+        return self.jvp(env)
+
+    def __repr__(self):
+        lines = [f"Rule {self.signature}  [{self.source}]"]
+        for inp in self.inputs:
+            lines.append(f"  {inp}: {self.formula_text(inp)}")
+        if self.jvp is not None:
+            lines.append(f"  jvp: {self.jvp.text}")
+        return "\n".join(lines)
+
+
+# ----- loading -------------------------------------------------------------------------
+
+def _parse_signature(text, where):
+    file, line, _ = where
+    try:
+        fn = ast.parse(f"def {text.strip()}: pass").body[0]
+    except SyntaxError:
+        raise RuleError(f"{file}:{line}: op signature {text!r} is not of the form "
+                        "name(input, ..., *, param=default)") from None
+    a = fn.args
+    if a.vararg or a.kwarg or a.posonlyargs or a.defaults:
+        raise RuleError(f"{file}:{line}: op signature {text!r}: inputs are plain names; "
+                        "parameters come after '*' with defaults")
+    inputs = tuple(x.arg for x in a.args)
+    params = {}
+    for arg, default in zip(a.kwonlyargs, a.kw_defaults):
+        if default is None:
+            params[arg.arg] = None
+        elif isinstance(default, ast.Constant):
+            params[arg.arg] = default.value
+        elif isinstance(default, ast.UnaryOp) and isinstance(default.op, ast.USub) \
+                and isinstance(default.operand, ast.Constant) \
+                and isinstance(default.operand.value, (int, float)):
+            params[arg.arg] = -default.operand.value
+        else:
+            raise RuleError(f"{file}:{line}: default of parameter {arg.arg} must be a literal")
+    for name in inputs + tuple(params):
+        if name.startswith("_") or name in ("grad", "result") or name.endswith("_t"):
+            raise RuleError(f"{file}:{line}: '{name}' cannot name an input or parameter")
+    return fn.name, inputs, params
+
+
+def _entry(node, file):
+    if not isinstance(node, yaml.MappingNode):
+        raise RuleError(f"{file}:{node.start_mark.line + 1}: each rule is a mapping "
+                        "with an 'op' key")
+    fields = {}
+    for k, v in node.value:
+        if not isinstance(k, yaml.ScalarNode) or not isinstance(v, yaml.ScalarNode):
+            raise RuleError(f"{file}:{k.start_mark.line + 1}: rule fields are 'key: formula'")
+        if k.value in fields:
+            raise RuleError(f"{file}:{k.start_mark.line + 1}: duplicate key '{k.value}'")
+        fields[k.value] = (v.value, v.start_mark.line + 1)
+    return fields, node.start_mark.line + 1
+
+
+def parse_rules(text, file):
+    """Rules from one file's text; raises RuleError with file and line on any problem."""
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        line = mark.line + 1 if mark else "?"
+        raise RuleError(f"{file}:{line}: not valid YAML: {getattr(e, 'problem', e)}") from None
+    if root is None:
+        return []
+    if not isinstance(root, yaml.SequenceNode):
+        raise RuleError(f"{file}:1: a rule file is a list of rules ('- op: ...')")
+    rules = []
+    for item in root.value:
+        fields, line = _entry(item, file)
+        if "op" not in fields:
+            raise RuleError(f"{file}:{line}: rule without an 'op' signature")
+        sig, sig_line = fields.pop("op")
+        name, inputs, params = _parse_signature(sig, (file, sig_line, sig))
+        if name not in OPS:
+            raise RuleError(f"{file}:{sig_line}: rule for unknown op '{name}'; "
+                            "define the op (a defop in symgrad/core/ops/) first")
+        opdef = OPS[name]
+        if len(inputs) != opdef.arity:
+            raise RuleError(f"{file}:{sig_line}: op {name} takes {opdef.arity} "
+                            f"inputs, the rule declares {len(inputs)}")
+        if inputs != opdef.inputs:
+            raise RuleError(f"{file}:{sig_line}: op {name} takes the inputs "
+                            f"({', '.join(opdef.inputs)}), the rule declares "
+                            f"({', '.join(inputs)}); use the op's names")
+        vjp = {}
+        jvp = None
+        base = set(inputs) | set(params) | {"result"}
+        for key, (text, fline) in fields.items():
+            where = (file, fline, name)
+            if key == "jvp":
+                jvp = compile_formula(text, base | {i + "_t" for i in inputs}, where)
+            elif key in inputs:
+                if text.strip() == NON_DIFFERENTIABLE:
+                    vjp[key] = NON_DIFFERENTIABLE
+                elif text.strip().startswith("not_implemented"):
+                    vjp[key] = _not_implemented(text, where)
+                else:
+                    vjp[key] = compile_formula(text, base | {"grad"}, where)
+            else:
+                raise RuleError(f"{file}:{fline}: rule {name}: '{key}' is neither an input "
+                                f"({', '.join(inputs)}) nor 'jvp'")
+        missing = [i for i in inputs if i not in vjp]
+        if missing:
+            raise RuleError(f"{file}:{sig_line}: rule {name}: no gradient formula for "
+                            f"{', '.join(missing)} (write one, or non_differentiable)")
+        rule = Rule(name, inputs, params, vjp, jvp, file, sig_line)
+        if rule.differentiable and not opdef.differentiable:
+            raise RuleError(f"{file}:{sig_line}: rule {name}: the op is declared not "
+                            "differentiable (differentiable=False in its OpDef), yet the rule "
+                            "gives a gradient formula")
+        if rule.differentiable and jvp is None:
+            raise RuleError(f"{file}:{sig_line}: rule {name}: missing 'jvp' formula")
+        rules.append(rule)
+    return rules
+
+
+def _not_implemented(text, where):
+    file, line, op = where
+    tree = ast.parse(text.strip(), mode="eval").body
+    if (isinstance(tree, ast.Call) and len(tree.args) == 1 and not tree.keywords
+            and isinstance(tree.args[0], ast.Constant) and isinstance(tree.args[0].value, str)):
+        return NotImplementedGradient(tree.args[0].value)
+    raise RuleError(f"{file}:{line}: rule {op}: write not_implemented(\"reason\")")
+
+
+def rules_dir():
+    """The folder of rule files: inside the installed package, or the checkout's rules/."""
+    package = Path(__file__).resolve().parents[1]
+    for candidate in (package / "rules_data", package.parent / "rules"):
+        if candidate.is_dir() and any(candidate.glob("*.yaml")):
+            return candidate
+    try:
+        from importlib.resources import files
+        return Path(str(files("symgrad.rules_data")))
+    except (ImportError, ModuleNotFoundError, TypeError):
+        raise RuleError("symgrad's rule files were not found; reinstall symgrad") from None
+
+
+class RuleTable:
+    """``sg.rules``: every op symgrad can differentiate, by name."""
+
+    def __init__(self):
+        self._rules = {}
+
+    def load_text(self, text, file="<string>"):
+        new = parse_rules(text, file)
+        seen = {}
+        for r in new:
+            if r.name in seen:
+                raise RuleError(f"{file}:{r.line}: duplicate rule for {r.name} "
+                                f"(first at {seen[r.name].source})")
+            seen[r.name] = r
+            if r.name in self._rules:
+                old = self._rules[r.name]
+                raise RuleError(f"{file}:{r.line}: duplicate rule for {r.name} "
+                                f"(first at {old.source})")
+        for r in new:
+            self._rules[r.name] = r
+        return new
+
+    def load_file(self, path, display=None):
+        path = Path(path)
+        return self.load_text(path.read_text(), display or str(path))
+
+    def load_dir(self, folder, display=None):
+        for path in sorted(Path(folder).glob("*.yaml")):
+            self.load_file(path, f"{display}/{path.name}" if display else None)
+
+    def __getitem__(self, name):
+        try:
+            return self._rules[name]
+        except KeyError:
+            raise KeyError(f"no rule for op {name!r}; known ops: {', '.join(self.names())}") \
+                from None
+
+    def get(self, name):
+        return self._rules.get(name)
+
+    def __contains__(self, name):
+        return name in self._rules
+
+    def __iter__(self):
+        return iter(self._rules.values())
+
+    def __len__(self):
+        return len(self._rules)
+
+    def names(self):
+        return sorted(self._rules)
+
+    def __repr__(self):
+        return f"<symgrad rule table: {len(self)} ops>"
+
+
+rules = RuleTable()
+rules.load_dir(rules_dir(), display="rules")

@@ -1,0 +1,576 @@
+"""torch.nn.functional on symbolic Tensors: activations, normalisations, losses and
+attention, written with sg ops and registered in the torch front end's table.
+
+Only a few of these map onto one op with a rule (relu, softmax, log_softmax, the plain
+cross_entropy, mse_loss and binary_cross_entropy_with_logits); the rest are compositions
+(gelu, silu, layer_norm, attention, ...), so their gradients come from the rules of the
+ops they are made of. They follow torch's definitions exactly: thresholds, clamps, label
+smoothing, the zero rows of fully masked attention.
+"""
+import math
+
+import sympy
+
+from ..core import ops as sgo
+from ..core.graph import Tensor
+from ..core.shapes import fmt_shape
+from ..errors import ShapeError
+from .dispatch import (check_float_dtype, constant_array, legacy_reduction, rank_of, reduce_loss,
+                       reject, shape_of, torch_op, unsupported)
+from .linalg import p_norm
+from .pointwise import clamp, xlogy
+from .shape import movedim, swap_axes
+
+
+# ----- layers and activations ----------------------------------------------------------
+
+@torch_op("F.linear")
+def linear(input, weight, bias=None):
+    out = sgo.matmul(input, sgo.transpose(weight) if rank_of(weight) == 2 else weight)
+    return out if bias is None else out + bias
+
+
+@torch_op("F.bilinear")
+def bilinear(input1, input2, weight, bias=None):
+    """x1ᵀ A_k x2 for every output k: (…, in1) (out, in1, in2) (…, in2) -> (…, out)."""
+    left = sgo.matmul(sgo.unsqueeze(sgo.unsqueeze(input1, -2), -3), weight)
+    out = sgo.squeeze(sgo.matmul(left, sgo.unsqueeze(sgo.unsqueeze(input2, -2), -1)), (-2, -1))
+    return out if bias is None else out + bias
+
+
+@torch_op("F.relu6")
+def relu6(input, inplace=False):
+    return clamp(input, 0.0, 6.0)
+
+
+@torch_op("F.hardtanh")
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    return clamp(input, min_val, max_val)
+
+
+@torch_op("F.prelu")
+def prelu(input, weight):
+    """x where x > 0, else weight x; one weight per channel (dim 1) or one in all."""
+    if rank_of(weight) == 1 and shape_of(weight)[0] != 1 and rank_of(input) > 1:
+        weight = sgo.reshape(weight, (shape_of(weight)[0],) + (1,) * (rank_of(input) - 2))
+    return sgo.where(sgo.gt(input, 0), input, weight * input)
+
+
+@torch_op("F.leaky_relu")
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    return sgo.where(sgo.gt(input, 0), input, negative_slope * input)
+
+
+@torch_op("F.elu")
+def elu(input, alpha=1.0, inplace=False):
+    return sgo.where(sgo.gt(input, 0), input, alpha * sgo.expm1(input))
+
+
+@torch_op("F.celu")
+def celu(input, alpha=1.0, inplace=False):
+    return sgo.where(sgo.gt(input, 0), input, alpha * sgo.expm1(input / alpha))
+
+
+_SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+
+
+@torch_op("F.selu")
+def selu(input, inplace=False):
+    return _SELU_SCALE * elu(input, _SELU_ALPHA)
+
+
+@torch_op("F.gelu")
+def gelu(input, approximate="none"):
+    """x Φ(x) with Φ(x) = (1 + erf(x/√2))/2, or torch's tanh approximation."""
+    if approximate == "none":
+        return 0.5 * input * (1 + sgo.erf(input * (1 / math.sqrt(2))))
+    if approximate == "tanh":
+        inner = math.sqrt(2 / math.pi) * (input + 0.044715 * sgo.pow(input, 3))
+        return 0.5 * input * (1 + sgo.tanh(inner))
+    raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+
+
+@torch_op("F.silu")
+def silu(input, inplace=False):
+    return input * sgo.sigmoid(input)
+
+
+@torch_op("F.mish")
+def mish(input, inplace=False):
+    return input * sgo.tanh(sgo.softplus(input))
+
+
+@torch_op("F.softplus")
+def softplus(input, beta=1.0, threshold=20.0):
+    """log(1 + exp(βx))/β, and x itself where βx > threshold, as torch computes it."""
+    scaled = input if beta == 1 else beta * input
+    smooth = sgo.softplus(scaled) if beta == 1 else sgo.softplus(scaled) / beta
+    return sgo.where(sgo.gt(scaled, threshold), input, smooth)
+
+
+@torch_op("F.softsign")
+def softsign(input):
+    return input / (1 + sgo.abs(input))
+
+
+@torch_op("F.logsigmoid")
+def logsigmoid(input):
+    return -sgo.softplus(-input)
+
+
+@torch_op("F.tanhshrink")
+def tanhshrink(input):
+    return input - sgo.tanh(input)
+
+
+@torch_op("F.hardsigmoid")
+def hardsigmoid(input, inplace=False):
+    return clamp(input / 6 + 0.5, 0.0, 1.0)
+
+
+@torch_op("F.hardswish")
+def hardswish(input, inplace=False):
+    return input * hardsigmoid(input)
+
+
+@torch_op("F.softshrink")
+def softshrink(input, lambd=0.5):
+    return sgo.where(sgo.gt(input, lambd), input - lambd,
+                     sgo.where(sgo.lt(input, -lambd), input + lambd, 0.0))
+
+
+@torch_op("F.hardshrink")
+def hardshrink(input, lambd=0.5):
+    return sgo.where(sgo.gt(sgo.abs(input), lambd), input, 0.0)
+
+
+def _softmax_dim(dim, rank):
+    if dim is None:  # torch's legacy implicit choice (it warns)
+        return 0 if rank in (0, 1, 3) else 1
+    return int(dim)
+
+
+@torch_op("torch.softmax", "special.softmax", "Tensor.softmax", "F.softmax")
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    check_float_dtype("softmax", dtype)
+    return sgo.softmax(input, _softmax_dim(dim, rank_of(input)))
+
+
+@torch_op("torch.log_softmax", "special.log_softmax", "Tensor.log_softmax", "F.log_softmax")
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    check_float_dtype("log_softmax", dtype)
+    return sgo.log_softmax(input, _softmax_dim(dim, rank_of(input)))
+
+
+@torch_op("F.softmin")
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    check_float_dtype("softmin", dtype)
+    return sgo.softmax(-input, _softmax_dim(dim, rank_of(input)))
+
+
+@torch_op("F.normalize")
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    reject("torch.nn.functional.normalize", out=out)
+    n = p_norm(input, p, dim, True, "torch.nn.functional.normalize")
+    return input / clamp(n, min=eps)
+
+
+@torch_op("F.cosine_similarity", "torch.cosine_similarity")
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """torch's form: x1·x2 / sqrt(clamp_min(|x1|²·|x2|², eps²))."""
+    w12 = sgo.sum(x1 * x2, axis=dim)
+    w1 = sgo.sum(x1 * x1, axis=dim)
+    w2 = sgo.sum(x2 * x2, axis=dim)
+    return w12 / sgo.sqrt(clamp(w1 * w2, min=eps * eps))
+
+
+def _norm_axes(name, input, normalized_shape):
+    shape = shape_of(input)
+    k = len(tuple(normalized_shape))
+    if k > len(shape):
+        raise ShapeError(f"{name}: normalized_shape {tuple(normalized_shape)} has more dims "
+                         f"than the input, shape {fmt_shape(shape)}")
+    for d, n in zip(shape[len(shape) - k:], normalized_shape):
+        if isinstance(d, int) and isinstance(n, int) and d != n:
+            raise ShapeError(f"{name}: input of shape {fmt_shape(shape)} does not end with "
+                             f"normalized_shape {tuple(normalized_shape)}")
+    return tuple(range(len(shape) - k, len(shape)))
+
+
+@torch_op("F.layer_norm")
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """(x - mean) / sqrt(var + eps) over the trailing ``normalized_shape`` dims (biased
+    variance), then the affine weight and bias."""
+    axes = _norm_axes("layer_norm", input, normalized_shape)
+    mean = sgo.mean(input, axis=axes, keepdims=True)
+    var = sgo.var(input, axis=axes, correction=0, keepdims=True)
+    out = (input - mean) / sgo.sqrt(var + eps)
+    if weight is not None:
+        out = out * weight
+    return out if bias is None else out + bias
+
+
+@torch_op("F.rms_norm")
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """x / sqrt(mean(x²) + eps); eps=None uses float64's machine epsilon (torch uses the
+    input dtype's)."""
+    axes = _norm_axes("rms_norm", input, normalized_shape)
+    eps = 2.220446049250313e-16 if eps is None else eps
+    out = input / sgo.sqrt(sgo.mean(sgo.square(input), axis=axes, keepdims=True) + eps)
+    return out if weight is None else out * weight
+
+
+@torch_op("F.group_norm")
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    shape = shape_of(input)
+    if len(shape) < 2 or not isinstance(shape[1], int):
+        raise ShapeError(f"group_norm: needs (N, C, ...) with a concrete C, got "
+                         f"{fmt_shape(shape)}")
+    grouped = sgo.reshape(input, (shape[0], num_groups, -1))
+    out = sgo.reshape(layer_norm(grouped, shape_of(grouped)[-1:], eps=eps), shape)
+    affine = (1, shape[1]) + (1,) * (len(shape) - 2)
+    if weight is not None:
+        out = out * sgo.reshape(weight, affine)
+    return out if bias is None else out + sgo.reshape(bias, affine)
+
+
+@torch_op("F.batch_norm")
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5):
+    """Batch statistics in training (the running averages are not updated while tracing),
+    the running statistics in eval mode; the channel dim is 1."""
+    shape = shape_of(input)
+    channel = (1, shape[1]) + (1,) * (len(shape) - 2)
+    if training:
+        axes = (0,) + tuple(range(2, len(shape)))
+        mean = sgo.mean(input, axis=axes, keepdims=True)
+        var = sgo.var(input, axis=axes, correction=0, keepdims=True)
+    else:
+        mean = sgo.reshape(running_mean, channel)
+        var = sgo.reshape(running_var, channel)
+    out = (input - mean) / sgo.sqrt(var + eps)
+    if weight is not None:
+        out = out * sgo.reshape(weight, channel)
+    return out if bias is None else out + sgo.reshape(bias, channel)
+
+
+def _dropout(name):
+    def handler(input, p=0.5, training=True, inplace=False):
+        if training and p > 0:
+            raise unsupported(name, (input,), why="dropout in training mode is random; call "
+                              "module.eval() (or pass training=False) before tracing")
+        return input
+    return handler
+
+
+for _name in ("dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d",
+              "dropout3d"):
+    torch_op(f"F.{_name}")(_dropout(f"torch.nn.functional.{_name}"))
+
+
+def _indices(name, indices):
+    return constant_array(name, indices, "indices must be constant integers (a torch "
+                          "tensor), not symbolic").astype(int)
+
+
+def _one_hot_const(name, indices, classes):
+    """(indices, one-hot rows) for constant integer ``indices``, as NumPy arrays."""
+    import numpy
+    idx = _indices(name, indices)
+    if not isinstance(classes, int):
+        raise ShapeError(f"{name}: the number of classes is symbolic ({classes}); give it a "
+                         "concrete size")
+    return idx, (idx[..., None] == numpy.arange(classes)).astype(float)
+
+
+@torch_op("F.embedding")
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    """Rows of ``weight`` picked by constant indices, as one_hot(indices) @ weight (so the
+    gradient scatters into the picked rows); the padding row gets no gradient."""
+    reject("torch.nn.functional.embedding", max_norm=max_norm,
+        scale_grad_by_freq=scale_grad_by_freq)
+    idx, hot = _one_hot_const("torch.nn.functional.embedding", input, shape_of(weight)[0])
+    if padding_idx is None:
+        return sgo.matmul(hot, weight)
+    pad = padding_idx % shape_of(weight)[0]
+    keep = hot * (idx[..., None] != pad)
+    return sgo.matmul(keep, weight) + sgo.matmul(hot - keep, sgo.detach(weight))
+
+
+def _class_target(name, input, target, class_dim):
+    """(one-hot or probability target, is_index) for a classification loss: a target of
+    the logits' shape holds probabilities, any other class indices (as in torch)."""
+    if len(shape_of(target)) == len(shape_of(input)):
+        return target, False
+    _, hot = _one_hot_const(name, target, shape_of(input)[class_dim])
+    return hot, True
+
+
+def _index_mask(name, target, ignore_index):
+    return (_indices(name, target) != ignore_index).astype(float)
+
+
+def _classes_last(name, input, target):
+    """Move the class dim (1 for (N, C, d...)) to the end, in probability targets too."""
+    if rank_of(input) <= 2:
+        return input, target
+    if rank_of(target) == rank_of(input):
+        target = movedim(target, 1, -1)
+    return movedim(input, 1, -1), target
+
+
+@torch_op("F.cross_entropy")
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
+                  reduce=None, reduction="mean", label_smoothing=0.0):
+    """torch's cross_entropy: class-index or probability targets, label smoothing,
+    ignore_index and class weights, as sums of log_softmax terms."""
+    name = "torch.nn.functional.cross_entropy"
+    reduction = legacy_reduction(name, reduction, size_average, reduce)
+    logits, target = _classes_last(name, input, target)
+    classes = shape_of(logits)[-1]
+    q, is_index = _class_target(name, logits, target, -1)
+    simple = weight is None and label_smoothing == 0 and rank_of(logits) <= 2
+    if is_index and simple and (_index_mask(name, target, ignore_index) == 1).all():
+        indices, hot = _one_hot_const(name, target, classes)
+        return sgo.cross_entropy(logits, indices.astype(float) if indices.ndim else hot,
+                                reduction=reduction)
+    if not is_index and simple:
+        return sgo.cross_entropy(logits, target, reduction=reduction)
+    if label_smoothing:
+        q = q * (1 - label_smoothing) + label_smoothing / classes
+    logp = sgo.log_softmax(logits, -1)
+    terms = -(q * logp) if weight is None else -(q * logp * weight)
+    loss = sgo.sum(terms, axis=-1)
+    if not is_index:
+        return reduce_loss(loss, reduction, name)
+    keep = _index_mask(name, target, ignore_index)
+    loss = loss * keep
+    if reduction != "mean":
+        return reduce_loss(loss, reduction, name)
+    if weight is None:
+        return sgo.sum(loss) / float(keep.sum())
+    hot = _one_hot_const(name, target, classes)[1]
+    return sgo.sum(loss) / sgo.sum(sgo.matmul(hot * keep[..., None], weight))
+
+
+@torch_op("F.nll_loss")
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    name = "torch.nn.functional.nll_loss"
+    reduction = legacy_reduction(name, reduction, size_average, reduce)
+    logp, target = _classes_last(name, input, target)
+    _, hot = _one_hot_const(name, target, shape_of(logp)[-1])
+    keep = _index_mask(name, target, ignore_index)
+    picked = sgo.sum(-(hot * logp) if weight is None else -(hot * logp * weight), axis=-1)
+    loss = picked * keep
+    if reduction != "mean":
+        return reduce_loss(loss, reduction, name)
+    if weight is None:
+        return sgo.sum(loss) / float(keep.sum())
+    return sgo.sum(loss) / sgo.sum(sgo.matmul(hot * keep[..., None], weight))
+
+
+@torch_op("F.mse_loss")
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    name = "torch.nn.functional.mse_loss"
+    reduction = legacy_reduction(name, reduction, size_average, reduce)
+    if weight is not None:
+        return reduce_loss(weight * sgo.square(input - target), reduction, name)
+    return sgo.mse_loss(input, target, reduction=reduction)
+
+
+@torch_op("F.l1_loss")
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    name = "torch.nn.functional.l1_loss"
+    loss = sgo.abs(input - target)
+    return reduce_loss(loss if weight is None else weight * loss,
+                   legacy_reduction(name, reduction, size_average, reduce), name)
+
+
+@torch_op("F.smooth_l1_loss")
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean",
+                   beta=1.0):
+    name = "torch.nn.functional.smooth_l1_loss"
+    d = sgo.abs(input - target)
+    loss = d if beta == 0 else sgo.where(sgo.lt(d, beta), 0.5 * d * d / beta, d - 0.5 * beta)
+    return reduce_loss(loss, legacy_reduction(name, reduction, size_average, reduce), name)
+
+
+@torch_op("F.huber_loss")
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    name = "torch.nn.functional.huber_loss"
+    d = sgo.abs(input - target)
+    loss = sgo.where(sgo.lt(d, delta), 0.5 * d * d, delta * (d - 0.5 * delta))
+    return reduce_loss(loss if weight is None else weight * loss, reduction, name)
+
+
+@torch_op("F.binary_cross_entropy")
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    """-(y log p + (1 - y) log(1 - p)) with each log clamped at -100, as torch does."""
+    name = "torch.nn.functional.binary_cross_entropy"
+    loss = -(target * clamp(sgo.log(input), min=-100.0)
+             + (1 - target) * clamp(sgo.log(1 - input), min=-100.0))
+    if weight is not None:
+        loss = weight * loss
+    return reduce_loss(loss, legacy_reduction(name, reduction, size_average, reduce), name)
+
+
+@torch_op("F.binary_cross_entropy_with_logits")
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
+                                     reduce=None, reduction="mean", pos_weight=None):
+    name = "torch.nn.functional.binary_cross_entropy_with_logits"
+    reduction = legacy_reduction(name, reduction, size_average, reduce)
+    if weight is None and pos_weight is None:
+        return sgo.binary_cross_entropy_with_logits(input, target, reduction=reduction)
+    log_sig_neg = sgo.softplus(input)  # -log σ(-x) = log(1 + e^x)
+    if pos_weight is None:
+        loss = log_sig_neg - target * input
+    else:
+        loss = (1 - target) * input + (1 + (pos_weight - 1) * target) * (log_sig_neg - input)
+    if weight is not None:
+        loss = weight * loss
+    return reduce_loss(loss, reduction, name)
+
+
+@torch_op("F.kl_div")
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean",
+           log_target=False):
+    name = "torch.nn.functional.kl_div"
+    reduction = legacy_reduction(name, reduction, size_average, reduce)
+    if log_target:
+        loss = sgo.exp(target) * (target - input)
+    else:
+        loss = xlogy(target, target) - target * input
+    if reduction == "batchmean":
+        batch = shape_of(input)[0] if rank_of(input) else 1
+        return sgo.sum(loss) / batch
+    return reduce_loss(loss, reduction, name)
+
+
+@torch_op("F.gaussian_nll_loss")
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    name = "torch.nn.functional.gaussian_nll_loss"
+    if rank_of(var) == rank_of(input) - 1:
+        var = sgo.unsqueeze(var, -1)
+    var = clamp(var, min=eps) if isinstance(var, Tensor) else var
+    loss = 0.5 * (sgo.log(var) + sgo.square(input - target) / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return reduce_loss(loss, reduction, name)
+
+
+@torch_op("F.scaled_dot_product_attention")
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False):
+    """softmax(q kᵀ · scale + mask) v, scale = 1/sqrt(head dim) by default."""
+    name = "torch.nn.functional.scaled_dot_product_attention"
+    reject(name, enable_gqa=enable_gqa)
+    if dropout_p:
+        raise unsupported(name, (query,), why="dropout_p > 0 is random; pass dropout_p=0")
+    if scale is None:
+        d = shape_of(query)[-1]
+        scale = 1 / math.sqrt(d) if isinstance(d, int) else 1 / sympy.sqrt(d)
+    scores = sgo.matmul(query, swap_axes(key, -2, -1)) * scale
+    if is_causal:
+        import numpy
+        rows, cols = shape_of(scores)[-2:]
+        if not (isinstance(rows, int) and isinstance(cols, int)):
+            raise ShapeError(f"{name}: is_causal needs concrete sequence lengths, got "
+                             f"{rows} and {cols}; pass an explicit attn_mask")
+        attn_mask = numpy.tril(numpy.ones((rows, cols), dtype=bool))
+    dead = None
+    if attn_mask is not None:
+        is_bool = _is_bool(attn_mask)
+        scores = sgo.where(attn_mask, scores, -math.inf) if is_bool else scores + attn_mask
+        if isinstance(attn_mask, Tensor) and attn_mask.op in ("array", "const"):
+            allowed = constant_array(name, attn_mask, "")
+            allowed = allowed if is_bool else allowed > -math.inf
+            dead = ~allowed.any(axis=-1, keepdims=True)
+    weights = sgo.softmax(scores, -1)
+    if dead is not None and dead.any():  # torch gives fully masked rows zero weight
+        weights = sgo.where(dead, 0.0, weights)
+    return sgo.matmul(weights, value)
+
+
+@torch_op("F.multi_head_attention_forward")
+def multi_head_attention_forward(
+        query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
+        bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
+        training=True, key_padding_mask=None, need_weights=True, attn_mask=None,
+        use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None,
+        v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=True,
+        is_causal=False):
+    """nn.MultiheadAttention's computation: projections, heads, softmax(q kᵀ/√d + mask) v,
+    output projection; boolean masks mark the positions that may *not* attend. With
+    ``is_causal`` torch requires the causal ``attn_mask`` too, which is used."""
+    name = "torch.nn.functional.multi_head_attention_forward"
+    reject(name, bias_k=bias_k, bias_v=bias_v, add_zero_attn=add_zero_attn, static_k=static_k,
+        static_v=static_v)
+    if training and dropout_p:
+        raise unsupported(name, (query,), why="attention dropout in training mode is "
+                          "random; call module.eval() before tracing")
+    batched = rank_of(query) == 3
+    mask = _additive_mask(name, attn_mask)
+    padding = _additive_mask(name, key_padding_mask)
+    if not batched:
+        query, key, value = (sgo.unsqueeze(t, 1) for t in (query, key, value))
+    tgt, batch, embed = shape_of(query)
+    src = shape_of(key)[0]
+    if not isinstance(embed, int) or embed % num_heads:
+        raise ShapeError(f"{name}: the embedding dim {embed} must be a concrete multiple of "
+                         f"num_heads={num_heads}")
+    head = embed // num_heads
+    if use_separate_proj_weight:
+        weights = (q_proj_weight, k_proj_weight, v_proj_weight)
+    else:
+        weights = tuple(in_proj_weight[i * embed:(i + 1) * embed] for i in range(3))
+    biases = (None,) * 3 if in_proj_bias is None else tuple(
+        in_proj_bias[i * embed:(i + 1) * embed] for i in range(3))
+    q, k, v = (linear(x, w, b) for x, w, b in zip((query, key, value), weights, biases))
+
+    def heads(t, length):  # (length, batch, embed) -> (batch * heads, length, head)
+        return swap_axes(sgo.reshape(t, (length, batch * num_heads, head)), 0, 1)
+
+    q, k, v = heads(q, tgt), heads(k, src), heads(v, src)
+    scores = sgo.matmul(q, swap_axes(k, -2, -1)) * (1 / math.sqrt(head))
+    if padding is not None:
+        padding = sgo.reshape(sgo.broadcast_to(sgo.reshape(padding, (batch, 1, 1, src)),
+                                               (batch, num_heads, 1, src)),
+                              (batch * num_heads, 1, src))
+        mask = padding if mask is None else mask + padding
+    if mask is not None:
+        scores = scores + mask
+    attn = sgo.softmax(scores, -1)
+    out = sgo.reshape(swap_axes(sgo.matmul(attn, v), 0, 1), (tgt * batch, embed))
+    out = sgo.reshape(linear(out, out_proj_weight, out_proj_bias), (tgt, batch, embed))
+    weights = None
+    if need_weights:
+        weights = sgo.reshape(attn, (batch, num_heads, tgt, src))
+        if average_attn_weights:
+            weights = sgo.mean(weights, axis=1)
+    if not batched:
+        out = sgo.squeeze(out, 1)
+        weights = None if weights is None else sgo.squeeze(weights, 0)
+    return out, weights
+
+
+def _is_bool(mask):
+    """A boolean mask: an sg Tensor of kind bool, or a NumPy/torch boolean array."""
+    if isinstance(mask, Tensor):
+        return mask.kind == "bool"
+    return str(getattr(mask, "dtype", "")) in ("bool", "torch.bool")
+
+
+def _additive_mask(name, mask):
+    """A boolean mask (True: may not attend) as 0/-inf; a float mask as it is. (Before
+    any reshaping: sg's shape ops turn booleans into 0/1 floats.)"""
+    if mask is None:
+        return None
+    if _is_bool(mask):
+        if mask.op in ("array", "const"):
+            import numpy
+            return numpy.where(constant_array(name, mask, ""), -math.inf, 0.0)
+        return sgo.where(mask, -math.inf, 0.0)
+    return mask

@@ -1,0 +1,167 @@
+"""torch's elementwise functions beyond the ops' own torch names: arithmetic with extra
+arguments (``alpha``, ``rounding_mode``, ``value``), compositions (``hypot``, ``lerp``,
+``logit``, ``xlogy``, ``erfc``, ``log2``, ...), ``clamp`` with tensor bounds, ``where``
+and ``masked_fill`` with boolean conditions."""
+import math
+
+from ..core import ops as sgo
+from ..core.build import const
+from ..core.graph import Tensor
+from ..core.shapes import fmt_shape, normalize_axis, numel
+from ..errors import ShapeError, UnsupportedOpError
+from .dispatch import (Unavailable, check_float_dtype, constant_array, dim_arg, is_tensorlike,
+                       rank_of, reject, shape_of, sizes_arg, tensor_property, torch_op,
+                       unsupported)
+
+
+def _unary(names, fn):
+    def handler(input, *, out=None):
+        reject(names[0], out=out)
+        return fn(input)
+    handler.__name__ = names[0].rsplit(".", 1)[-1]
+    torch_op(*names)(handler)
+
+
+for _name, _fn in {
+        "rsqrt": lambda x: 1 / sgo.sqrt(x), "reciprocal": lambda x: 1 / x,
+        "erfc": lambda x: 1 - sgo.erf(x), "log2": lambda x: sgo.log(x) / math.log(2),
+        "log10": lambda x: sgo.log(x) / math.log(10),
+        "exp2": lambda x: sgo.pow(2.0, x)}.items():
+    _aliases = [f"torch.{_name}", f"Tensor.{_name}"]
+    if _name in ("erfc", "exp2"):
+        _aliases.append(f"special.{_name}")
+    _unary(_aliases, _fn)
+
+
+@torch_op("torch.add", "Tensor.add")
+def add(input, other, *, alpha=1, out=None):
+    reject("torch.add", out=out)
+    return input + (other if alpha == 1 else alpha * other)
+
+
+@torch_op("torch.sub", "torch.subtract", "Tensor.sub", "Tensor.subtract")
+def sub(input, other, *, alpha=1, out=None):
+    reject("torch.sub", out=out)
+    return input - (other if alpha == 1 else alpha * other)
+
+
+@torch_op("torch.rsub", "Tensor.__rsub__")
+def rsub(input, other, *, alpha=1):
+    return other - (input if alpha == 1 else alpha * input)
+
+
+@torch_op("torch.div", "torch.divide", "torch.true_divide", "Tensor.div", "Tensor.divide",
+          "Tensor.true_divide")
+def div(input, other, *, rounding_mode=None, out=None):
+    reject("torch.div", rounding_mode=rounding_mode, out=out)
+    return input / other
+
+
+@torch_op("Tensor.__rdiv__", "Tensor.__rtruediv__")
+def rdiv(input, other):
+    return other / input
+
+
+@torch_op("Tensor.__rpow__")
+def rpow(input, other):
+    return sgo.pow(other, input)
+
+
+@torch_op("torch.hypot", "Tensor.hypot")
+def hypot(input, other, *, out=None):
+    reject("torch.hypot", out=out)
+    return sgo.sqrt(input * input + other * other)
+
+
+@torch_op("torch.lerp", "Tensor.lerp")
+def lerp(input, end, weight, *, out=None):
+    reject("torch.lerp", out=out)
+    return input + weight * (end - input)
+
+
+@torch_op("torch.addcmul", "Tensor.addcmul")
+def addcmul(input, tensor1, tensor2, *, value=1, out=None):
+    reject("torch.addcmul", out=out)
+    return input + value * tensor1 * tensor2
+
+
+@torch_op("torch.addcdiv", "Tensor.addcdiv")
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
+    reject("torch.addcdiv", out=out)
+    return input + value * tensor1 / tensor2
+
+
+@torch_op("torch.logit", "special.logit", "Tensor.logit")
+def logit(input, eps=None, *, out=None):
+    reject("torch.logit", out=out)
+    if eps is not None:
+        input = clamp(input, eps, 1 - eps)
+    return sgo.log(input / (1 - input))
+
+
+@torch_op("torch.xlogy", "special.xlogy", "Tensor.xlogy")
+def xlogy(input, other, *, out=None):
+    """x log y, 0 where x == 0 (also when y == 0), as torch defines it."""
+    reject("torch.xlogy", out=out)
+    zero = sgo.eq(input, 0)
+    safe = sgo.where(zero, 1.0, other)
+    return sgo.where(zero, 0.0, input * sgo.log(safe))
+
+
+@torch_op("torch.clamp", "torch.clip", "Tensor.clamp", "Tensor.clip")
+def clamp(input, min=None, max=None, *, out=None):
+    reject("torch.clamp", out=out)
+    numbers = all(b is None or isinstance(b, (int, float)) for b in (min, max))
+    if numbers and isinstance(input, Tensor):
+        return sgo.clamp(input, min, max)
+    if min is not None:
+        input = sgo.maximum(input, min)
+    if max is not None:
+        input = sgo.minimum(input, max)
+    return input
+
+
+@torch_op("torch.clamp_min", "Tensor.clamp_min")
+def clamp_min(input, min):
+    return clamp(input, min=min)
+
+
+@torch_op("torch.clamp_max", "Tensor.clamp_max")
+def clamp_max(input, max):
+    return clamp(input, max=max)
+
+
+@torch_op("torch.where")
+def where(condition, input=None, other=None, *, out=None):
+    reject("torch.where", out=out)
+    if input is None or other is None:
+        raise unsupported("torch.where", (condition,), why="torch.where(condition) returns "
+                          "indices; use the three-argument form")
+    return sgo.where(as_bool(condition), input, other)
+
+
+@torch_op("Tensor.where")
+def where_method(input, condition, other):
+    return sgo.where(as_bool(condition), input, other)
+
+
+def as_bool(c):
+    if isinstance(c, Tensor):
+        return c if c.kind == "bool" else sgo.ne(c, 0)
+    import torch
+    if isinstance(c, torch.Tensor):
+        return c.bool()
+    return c
+
+
+@torch_op("Tensor.masked_fill", "torch.masked_fill")
+def masked_fill(input, mask, value):
+    return sgo.where(as_bool(mask), value, input)
+
+
+@torch_op("torch.logical_xor", "Tensor.logical_xor")
+def logical_xor(input, other, *, out=None):
+    reject("torch.logical_xor", out=out)
+    return sgo.ne(as_bool(input), as_bool(other))
+
+

@@ -1,0 +1,92 @@
+"""Per-element closed forms for concrete sizes (``GradFn.explicit``).
+
+The DAG is evaluated on NumPy object arrays whose elements are SymPy scalars: an input
+``x`` of shape (2, 2) becomes the symbols x_00, x_01, x_10, x_11; elementwise ops apply
+their scalar SymPy expression element by element; every other op computes on the arrays
+with its OpDef's element form (sums and reshapes with NumPy's own functions on object
+arrays, inverses and determinants with SymPy's ``Matrix``, max/min with SymPy's
+``Max``/``Min``). An op without an element form is an error naming it.
+"""
+import numpy
+import sympy
+
+from ..core.graph import topo_order
+from ..core.opdef import OPS
+from ..core.ops.elements import ElementContext
+from ..errors import ShapeError, UnsupportedOpError
+
+
+def element_symbols(name, shape):
+    arr = numpy.empty(shape, dtype=object)
+    wide = any(d > 10 for d in shape)
+    for idx in numpy.ndindex(*shape):
+        suffix = "_".join(map(str, idx)) if wide else "".join(map(str, idx))
+        arr[idx] = sympy.Symbol(f"{name}_{suffix}" if idx else name, real=True)
+    return arr
+
+
+def concrete(shape, dims):
+    out = []
+    for d in shape:
+        if isinstance(d, int):
+            out.append(d)
+            continue
+        v = sympy.sympify(d).subs(dims)
+        if not v.is_Integer:
+            missing = sorted(str(s) for s in sympy.sympify(d).free_symbols if s not in dims)
+            raise ShapeError(f"explicit: give a size for dim(s) {', '.join(missing)}, "
+                             f"e.g. explicit({missing[0]}=3)")
+        out.append(int(v))
+    return tuple(out)
+
+
+def _elementwise(node, values):
+    arrays = numpy.broadcast_arrays(*[numpy.asarray(v, dtype=object) for v in values])
+    out = numpy.empty(arrays[0].shape, dtype=object)
+    for idx in numpy.ndindex(*out.shape):
+        out[idx] = node.local_expr([a[idx] for a in arrays])
+    return out
+
+
+def _apply(node, ins, dims):
+    """The element array of ``node`` given its operands' element arrays."""
+    opdef = OPS[node.op]
+    if opdef.elements is not None:
+        ctx = ElementContext(node.attrs, concrete(node.shape, dims), dims)
+        return opdef.elements(ctx, *ins)
+    if opdef.pointwise:
+        return _elementwise(node, ins)
+    raise UnsupportedOpError(f"explicit: op {node.op} has no per-element form; give its "
+                             f"OpDef elements=... in {opdef.module}")
+
+
+def evaluate(outputs, dims):
+    """Element arrays of ``outputs`` with the dims in ``dims`` ({Symbol: int})."""
+    values = {}
+    for node in topo_order([o for o in outputs if o is not None]):
+        if node.is_symbol:
+            v = element_symbols(node.name, concrete(node.shape, dims))
+        elif node.is_const:
+            v = numpy.full(concrete(node.shape, dims), node.attrs["value"].subs(dims),
+                           dtype=object)
+        elif node.is_array:
+            v = node.attrs["value"].array.astype(object)
+        else:
+            v = _apply(node, [values[id(i)] for i in node.inputs], dims)
+        values[id(node)] = numpy.asarray(v, dtype=object)
+    return [values[id(o)] if o is not None else None for o in outputs]
+
+
+def to_sympy(arr, simplify=True):
+    def clean(e):
+        e = sympy.sympify(e)
+        if not simplify:
+            return e
+        return sympy.factor(e) if sympy.count_ops(e) < 40 and not e.has(sympy.Piecewise) \
+            else sympy.factor_terms(e)
+    if arr.ndim == 0:
+        return clean(arr[()])
+    if arr.ndim == 2:
+        return sympy.ImmutableMatrix(arr.shape[0], arr.shape[1],
+                                     [clean(e) for e in arr.ravel()])
+    return sympy.ImmutableDenseNDimArray([clean(e) for e in arr.ravel()], arr.shape)

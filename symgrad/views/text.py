@@ -1,0 +1,105 @@
+"""The text view of formulas and the straight-line program view.
+
+``FormulaPrinter`` is SymPy's ``StrPrinter`` printing floats as Python does; symgrad's op
+classes print themselves from their OpDef's text spelling (``OpBase._sympystr``), in
+NumPy-like notation (``@`` for matrix products, ``*`` elementwise, ``.T``). ``shared_forms``
+names subexpressions that a formula uses more than once ("where t1 = ...") so a printed
+gradient stays linear in the size of its graph; ``program_lines`` prints the straight-line
+program, one op per line.
+"""
+import sympy
+from sympy.printing.str import StrPrinter
+
+from ..core import extensions
+from ..core.build import gc_paused
+from ..core.graph import topo_order
+from ..core.program import Program, TemplateCache
+from ..core.shapes import fmt_shape
+
+
+class FormulaPrinter(StrPrinter):
+    """SymPy's str printer, with floats as Python prints them."""
+
+    def _print_Float(self, expr):
+        return repr(float(expr))
+
+
+_str_printer = FormulaPrinter()
+
+
+def format_expr(expr):
+    return _str_printer.doprint(expr)
+
+
+extensions.format_expr.provide(format_expr)
+
+
+# ----- formulas with shared subexpressions named ---------------------------------------
+
+def _sizes_and_uses(order):
+    uses = {}
+    for node in order:
+        for i in node.inputs:
+            uses[id(i)] = uses.get(id(i), 0) + 1
+    return uses
+
+
+def shared_forms(outputs, reserved=(), max_inline=40):
+    """Closed forms of ``outputs`` where subexpressions used more than once (or too big to
+    inline) become symbols t1, t2, ...; returns (output exprs, [(symbol, expr), ...])."""
+    order = topo_order([o for o in outputs if o is not None])
+    uses = _sizes_and_uses(order)
+    for o in outputs:
+        if o is not None:
+            uses[id(o)] = uses.get(id(o), 0) + 1
+    exprs, size, named = {}, {}, []
+    output_ids = {id(o) for o in outputs if o is not None}
+    counter = 0
+    for node in order:
+        if node.is_leaf:
+            exprs[id(node)] = node.expr
+            size[id(node)] = 1
+            continue
+        s = 1 + sum(size[id(i)] for i in node.inputs)
+        e = node.local_expr([exprs[id(i)] for i in node.inputs])
+        is_output = id(node) in output_ids
+        if not is_output and (uses.get(id(node), 0) >= 2 and s >= 4 or s > max_inline):
+            counter += 1
+            name = f"t{counter}"
+            while name in reserved:
+                counter += 1
+                name = f"t{counter}"
+            sym = sympy.Symbol(name, real=True)
+            named.append((sym, e, node))
+            e, s = sym, 1
+        exprs[id(node)] = e
+        size[id(node)] = s
+    return [exprs[id(o)] if o is not None else None for o in outputs], named
+
+
+# ----- straight-line program -----------------------------------------------------------
+
+_text_templates = TemplateCache(_str_printer)
+
+
+@gc_paused
+def program_lines(outputs, inputs):
+    """The straight-line program computing ``outputs`` ((label, node) pairs): one op per
+    line, then one line per output."""
+    nodes = [n for _, n in outputs if n is not None]
+    prog = Program(nodes, inputs, prefix="v",
+                   array_name=lambda node, k: format_expr(node.expr))
+    lines = [f"{name} = {_text_templates.statement(node, ops)}"
+             for name, node, ops in prog.statements]
+    for label, node in outputs:
+        if node is None:
+            lines.append(f"{label} = 0")
+        elif node.is_const:
+            lines.append(f"{label} = {format_expr(node.expr)}")
+        else:
+            lines.append(f"{label} = {prog.name_of(node)}")
+    return lines, prog
+
+
+def shape_note(shape):
+    return "" if not shape else f"    [shape {fmt_shape(shape)}]"
