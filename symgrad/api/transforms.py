@@ -4,8 +4,8 @@
 Each transform traces ``f`` once on placeholder symbols, one per primal and shaped like
 it, and builds the derivative as a graph over them:
 
-* ``vjp``: one reverse sweep (``autodiff.backward``) seeded with cotangent placeholders;
-* ``jvp``: one forward sweep (``autodiff.forward``) with the rules' JVP formulas, never a
+* ``vjp``: one reverse sweep (``diff.reverse.backward``) seeded with cotangent placeholders;
+* ``jvp``: one forward sweep (``diff.forward.forward``) with the rules' JVP formulas, never a
   transposed VJP;
 * ``jacobian``: a VJP (reverse mode, the rows) or JVP (forward mode, the columns) traced
   on a placeholder and batched over the identity (``batching``), one graph for the whole

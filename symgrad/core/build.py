@@ -85,7 +85,7 @@ atexit.register(interned.clear)
 def make(op, inputs, params=()):
     """The node for ``op(inputs; params)``: an existing equal node, a simpler
     equivalent one, or a new node."""
-    if not grad_mode._state.enabled and op != "detach" and inputs:
+    if not grad_mode.is_grad_enabled() and op != "detach" and inputs:
         inputs = tuple(make("detach", (i,)) for i in inputs)  # inside sg.no_grad()
     key = (op, tuple(map(id, inputs)), params)
     node = interned.get(key)

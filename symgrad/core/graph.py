@@ -34,7 +34,7 @@ class Tensor:
     """A symbolic array: a node of the traced graph. Use ``sg.symbol`` to make leaves."""
 
     __slots__ = ("op", "inputs", "params", "attrs", "shape", "kind", "_expr",
-                 "_grad_fn", "__weakref__")
+                 "backward_view", "__weakref__")
     __array_priority__ = 1000
 
     def __init__(self, op, inputs, params, shape, kind):
@@ -45,7 +45,7 @@ class Tensor:
         self.shape = shape
         self.kind = kind    # "float" or "bool": what the value holds
         self._expr = None
-        self._grad_fn = None
+        self.backward_view = None   # its grad_fn, cached by diff.backward_view
 
     # ----- introspection -------------------------------------------------------------
     @property

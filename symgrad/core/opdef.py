@@ -243,6 +243,8 @@ class OpDef:
     readonly      its code returns a read-only view (outputs are copied)
     bool_inputs   boolean operands stay boolean (others are cast to 0.0/1.0 first)
     augmented     its in-place form (``"+="``): code may accumulate into a fresh buffer
+    exact_operands  operand positions whose integer constants code keeps as integers (an
+                  exponent), where other integers are written as floats
     wrapper       its printed form merely wraps its operand (a transpose, a reshape, a sign,
                   a cast, a comparison): views inline it rather than name it
     simplify      (inputs, attrs, shape) -> an equivalent node or None, at construction
@@ -253,8 +255,8 @@ class OpDef:
                  text=None, latex=None, numpy=None, torch=None, math=None, matrix=None,
                  elements=None, batch=None, torch_names=(), differentiable=True,
                  pointwise=False, fresh=False, scatter=False, readonly=False,
-                 bool_inputs=False, wrapper=False, augmented=None, key_params=None,
-                 module=None, doc=""):
+                 bool_inputs=False, wrapper=False, augmented=None, exact_operands=(),
+                 key_params=None, module=None, doc=""):
         self.name = name
         self.inputs = tuple(inputs) if inputs is not None else None
         self.params_fn = params or no_params
@@ -277,6 +279,7 @@ class OpDef:
         self.bool_inputs = bool_inputs
         self.wrapper = wrapper
         self.augmented = augmented
+        self.exact_operands = tuple(exact_operands)
         self.key_params = key_params
         self.module = module or "symgrad.core.ops"
         self.doc = doc

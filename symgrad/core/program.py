@@ -60,8 +60,8 @@ def _inlinable(node, pos):
 def _as_float(node, position, value):
     """An integer constant meeting float arrays is printed as a float (``1.0 - x``):
     NumPy and torch handle a Python int operand ~25% slower than a float. Exponents
-    stay integers (x**2 is a multiplication)."""
-    if value.is_Integer and not (node.op == "pow" and position == 1):
+    stay integers (x**2 is a multiplication): ``OpDef.exact_operands``."""
+    if value.is_Integer and position not in OPS[node.op].exact_operands:
         return sympy.Float(int(value))
     return value
 

@@ -7,7 +7,7 @@ input that carries no gradient), and ``saved``: the symbolic values the rule's V
 formulas read, named like PyTorch's ``_saved_other``. Only inputs that need a gradient
 count: for ``e = c * d`` with ``d`` a constant, ``saved`` is ``{"_saved_y": d}`` (seed 001).
 
-Views are cached in the node's ``_grad_fn`` slot, so ``next_functions[0][0] is
+Views are cached in the node's ``backward_view`` slot, so ``next_functions[0][0] is
 x.grad_fn`` holds as in PyTorch, and walking a graph is linear.
 """
 from ..core import extensions
@@ -15,7 +15,7 @@ from ..core.opdef import camel
 from ..errors import SymgradError, UnsupportedOpError
 from .reverse import rule_for
 
-_NO_GRAD = False  # cached in Tensor._grad_fn: the node carries no gradient
+_NO_GRAD = False  # cached in Tensor.backward_view: the node carries no gradient
 # PyTorch's names for the first and second input of a backward (``_saved_other`` in
 # seed 001); None when that input is not saved, as in PyTorch.
 TORCH_NAMES = {"_saved_self": 0, "_saved_other": 1}
@@ -169,16 +169,16 @@ def _state(node):
     stack = [node]
     while stack:
         n = stack[-1]
-        if n._grad_fn is not None:
+        if n.backward_view is not None:
             stack.pop()
             continue
-        pending = [i for i in n.inputs if i._grad_fn is None]
+        pending = [i for i in n.inputs if i.backward_view is None]
         if pending:
             stack.extend(pending)
             continue
         stack.pop()
-        n._grad_fn = _compute(n)
-    return node._grad_fn
+        n.backward_view = _compute(n)
+    return node.backward_view
 
 
 def _compute(n):
@@ -190,14 +190,14 @@ def _compute(n):
         rule = rule_for(n)
     except UnsupportedOpError:
         rule = None
-    if not any((rule is None or rule.input_differentiable(i)) and i_node._grad_fn is not _NO_GRAD
+    if not any((rule is None or rule.input_differentiable(i)) and i_node.backward_view is not _NO_GRAD
                for i, i_node in enumerate(n.inputs)):
         return _NO_GRAD
     if n.op == "custom":
         first = n.attrs["rule"].outputs(n)[0]   # one view for all outputs, as in torch
-        if first._grad_fn is None:
-            first._grad_fn = FunctionBackward(first)
-        return first._grad_fn
+        if first.backward_view is None:
+            first.backward_view = FunctionBackward(first)
+        return first.backward_view
     return BackwardNode(n)
 
 

@@ -26,7 +26,7 @@ def forward(outputs, sources, tangents):
             continue
         if not isinstance(t, Tensor):
             t = as_tensor(t)
-        if t.op == "const" and t.attrs["value"] == 0:
+        if t.is_const and t.attrs["value"] == 0:
             continue
         if not shapes_equal(t.shape, node.shape):
             t = broadcast_to(t, node.shape)

@@ -84,6 +84,11 @@ class FunctionCtx:
         """Keep inputs, outputs or intermediates for ``backward`` (Tensors or None)."""
         self.to_save = tensors
 
+    def replay(self, saved):
+        """Let ``backward`` read ``saved`` as ``saved_tensors`` (placeholders while symgrad
+        traces it, the values forward saved when it runs on torch tensors)."""
+        self._saved = tuple(saved)
+
     @property
     def saved_tensors(self):
         """In ``backward``: the saved values (as placeholders while symgrad traces it)."""
@@ -364,7 +369,7 @@ def _apply_symbolic(cls, args):
     inputs = tuple(values[k] for k in differentiable) + tuple(arguments) + tuple(hidden)
 
     # Trace backward once, on placeholders.
-    ctx._saved = tuple(app.saved_ph)
+    ctx.replay(app.saved_ph)
     grad_args = [app.grad_ph[out_index[id(o)]] if id(o) in out_index else zeros(o.shape)
                  for o in outs]
     returned = cls.backward(ctx, *grad_args)

@@ -73,7 +73,7 @@ def _accumulate(grads, node, contribution):
         return
     if not isinstance(contribution, Tensor):
         contribution = as_tensor(contribution)
-    if contribution.op == "const" and contribution.attrs["value"] == 0:
+    if contribution.is_const and contribution.attrs["value"] == 0:
         return
     contribution = sum_to(contribution, node.shape)
     if not shapes_equal(contribution.shape, node.shape):

@@ -34,7 +34,7 @@ def as_torch_function(cls):
             args = [t if a is None else a for a, t in zip(tctx.sg_args, tctx.saved_tensors)]
             ctx = function.FunctionCtx(tctx.needs_input_grad)
             function.call_forward(cls, ctx, args)
-        ctx._saved = tuple(ctx.to_save)
+        ctx.replay(ctx.to_save)
         return cls.backward(ctx, *grads)
 
     fn = type(f"{cls.__name__}", (torch.autograd.Function,),

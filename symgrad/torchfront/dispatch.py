@@ -235,9 +235,9 @@ def constant_array(name, value, why):
     """The NumPy value of a constant operand (a constant node, array or number)."""
     import numpy
     if isinstance(value, Tensor):
-        if value.op == "array":
+        if value.is_array:
             return value.attrs["value"].array
-        if value.op == "const" and all(isinstance(d, int) for d in value.shape):
+        if value.is_const and all(isinstance(d, int) for d in value.shape):
             return numpy.full(value.shape, float(value.attrs["value"]))
         raise unsupported(name, (value,), why=why)
     return numpy.asarray(value)

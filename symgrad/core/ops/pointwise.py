@@ -260,6 +260,7 @@ mul = _binary("mul", lambda a, x, y: x * y, simp.mul, fresh=True,
 div = _binary("div", _div_expr, simp.div, fresh=True, torch_names=(),
               matrix=lambda m, node, x, y: m.quotient(node))
 pow = _binary("pow", _pow_expr, simp.pow, matrix=lambda m, node, x, y: m.power(node, x, y),
+              exact_operands=(1,),
               torch_names=("torch.pow", "torch.float_power", "torch.Tensor.pow",
                            "torch.Tensor.float_power", "torch.Tensor.__pow__"))
 maximum = _binary("maximum", lambda a, x, y: sympy.Max(x, y), simp.same,
