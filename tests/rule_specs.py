@@ -786,3 +786,34 @@ for _name, _sg_band, _t_band in (("tril", sg.tril, torch.tril), ("triu", sg.triu
              Case("tall_k-1", {"x": (4, 3)}, params={"k": -1}),
              Case("symbolic", {"x": ("m", "n")}, dims={"m": 3, "n": 2}),
          ])
+
+
+# ----- ops the registry describes well enough to need no spec of their own --------------
+# An elementwise op with a rule and a torch name, and no spec above, is tested on real
+# inputs against that torch function (values, orders 1 and 2, jvp, sympy.diff), so a new
+# op is picked up the moment it lands. An op with a restricted domain (log: x > 0) or
+# special cases needs an explicit spec above.
+
+def _torch_function(op):
+    from symgrad.torchfront.dispatch import resolve
+    for name in op.torch_names:
+        if not name.startswith("torch.Tensor."):
+            return resolve(name)
+    return None
+
+
+def registry_specs():
+    from symgrad.core.opdef import OPS
+    added = []
+    for op in OPS.values():
+        if op.name in SPECS or op.name not in sg.rules or not op.pointwise:
+            continue
+        torch_fn = _torch_function(op)
+        if torch_fn is None or op.arity not in (1, 2):
+            continue
+        (unary if op.arity == 1 else binary)(op.name, op.function, torch_fn)
+        added.append(op.name)
+    return added
+
+
+REGISTRY_SPECS = registry_specs()

@@ -319,6 +319,23 @@ EXAMPLES = {
         {"q": (2, 3, 4), "k": (2, 3, 4), "v": (2, 3, 4)}),
 }
 
+
+
+def _registry_examples():
+    """An elementwise op that maps a torch name needs no example of its own: it is
+    exercised on real inputs (an op with a restricted domain gets an example above)."""
+    for name, handler in tf.table().items():
+        op = getattr(handler, "op", None)
+        if op is None or not op.pointwise or any(n in EXAMPLES for n in op.torch_names):
+            continue
+        if op.arity == 1:
+            EXAMPLES[name] = Ex(lambda op, x: op(x), X)
+        elif op.arity == 2:
+            EXAMPLES[name] = Ex(lambda op, x, y: (op(x, y), op(x, y[0]), op(x[0], y)), XY)
+
+
+_registry_examples()
+
 # sg.Tensor defines these methods itself, with semantics that differ from torch's for some
 # arguments; graph.py is not the front end's to change (reported).
 KNOWN_METHOD_GAPS = {}  # torch methods whose sg.Tensor spelling still means something else
