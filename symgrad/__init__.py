@@ -19,11 +19,11 @@ from .core.ops.linalg import (cholesky, det, diag, diagonal, dot, eye, inv, inve
                               logdet, matmul, norm, outer, slogdet, solve, trace, tril, triu)
 from .core.ops.nn import (binary_cross_entropy_with_logits, cross_entropy, log_softmax,
                           logsumexp, mse_loss, one_hot, softmax)
-from .core.ops.pointwise import (abs, acos, add, asin, atan, cast, clamp, cos, cosh, detach,
-                                 div, eq, erf, exp, expm1, ge, gt, le, log, log1p, logical_and,
-                                 logical_not, logical_or, lt, maximum, minimum, mul, ne, neg,
-                                 pow, relu, sigmoid, sign, sin, sinh, softplus, sqrt, square,
-                                 stop_gradient, sub, tan, tanh, where)
+from .core.ops.pointwise import (abs, acos, add, asin, atan, atan2, cast, clamp, cos, cosh,
+                                 detach, div, eq, erf, exp, expm1, ge, gt, hypot, le, log, log1p,
+                                 logaddexp, logical_and, logical_not, logical_or, lt, maximum,
+                                 minimum, mul, ne, neg, pow, relu, sigmoid, sign, sin, sinh,
+                                 softplus, sqrt, square, stop_gradient, sub, tan, tanh, where)
 from .core.ops.reductions import amax, amin, cumsum, max, mean, min, prod, std, sum, var
 from .core.ops.shape import broadcast_to, reshape, squeeze, transpose, unsqueeze
 from .core.shapes import TensorSpec
@@ -47,8 +47,9 @@ __all__ = [
     "vjp", "jvp", "jacobian", "hessian", "hvp", "Jacobian", "Hessian", "no_grad",
     "enable_grad", "is_grad_enabled", "Function", "print_graph", "to_dot",
     # ops
-    "abs", "acos", "add", "asin", "atan", "broadcast_to", "cast", "clamp", "cos", "cosh", "detach",
-    "div", "eq", "erf", "exp", "expm1", "ge", "gt", "le", "log", "log1p", "logical_and",
+    "abs", "acos", "add", "asin", "atan", "atan2", "broadcast_to", "cast", "clamp", "cos", "cosh",
+    "detach", "div", "eq", "erf", "exp", "expm1", "ge", "gt", "hypot", "le", "log", "log1p",
+    "logaddexp", "logical_and",
     "logical_not", "logical_or", "lt", "matmul", "maximum", "mean", "minimum", "mul", "ne",
     "neg", "pow", "relu", "reshape", "sigmoid", "sign", "sin", "sinh", "softplus", "sqrt",
     "square", "squeeze", "stop_gradient", "sub", "sum", "tan", "tanh", "transpose",

@@ -1,5 +1,5 @@
 """torch's elementwise functions beyond the ops' own torch names: arithmetic with extra
-arguments (``alpha``, ``rounding_mode``, ``value``), compositions (``hypot``, ``lerp``,
+arguments (``alpha``, ``rounding_mode``, ``value``), compositions (``lerp``,
 ``logit``, ``xlogy``, ``erfc``, ``log2``, ...), ``clamp`` with tensor bounds, ``where``
 and ``masked_fill`` with boolean conditions."""
 import math
@@ -65,12 +65,6 @@ def rdiv(input, other):
 @torch_op("Tensor.__rpow__")
 def rpow(input, other):
     return sgo.pow(other, input)
-
-
-@torch_op("torch.hypot", "Tensor.hypot")
-def hypot(input, other, *, out=None):
-    reject("torch.hypot", out=out)
-    return sgo.sqrt(input * input + other * other)
 
 
 @torch_op("torch.lerp", "Tensor.lerp")

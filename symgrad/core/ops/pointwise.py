@@ -196,6 +196,47 @@ class StopGradient(OpBase):
         return self.args[0]
 
 
+class LogAddExp(OpBase):
+    """log(exp(x) + exp(y)), computed stably by every backend."""
+
+    @classmethod
+    def eval(cls, x, y):
+        if x == y and x.is_finite:
+            return x + sympy.log(2)
+
+    def fdiff(self, argindex=1):
+        return sympy.exp(self.args[argindex - 1] - self)
+
+    def elementary(self):
+        x, y = self.args
+        return sympy.log(sympy.exp(x) + sympy.exp(y))
+
+    def _eval_evalf(self, prec):
+        if all(a.is_number for a in self.args):
+            return self.elementary()._eval_evalf(prec)
+
+    def _eval_is_real(self):
+        return all(a.is_real for a in self.args) or None
+
+
+class Hypot(OpBase):
+    """sqrt(x² + y²) without overflow in the squares."""
+
+    def fdiff(self, argindex=1):
+        return self.args[argindex - 1] / self
+
+    def elementary(self):
+        x, y = self.args
+        return sympy.sqrt(x ** 2 + y ** 2)
+
+    def _eval_evalf(self, prec):
+        if all(a.is_number for a in self.args):
+            return self.elementary()._eval_evalf(prec)
+
+    def _eval_is_real(self):
+        return all(a.is_real for a in self.args) or None
+
+
 def to_elementary(expr):
     """``expr`` with symgrad's elementwise classes rewritten into plain SymPy (for
     ``sympy.diff`` and ``lambdify``)."""
@@ -271,6 +312,23 @@ minimum = _binary("minimum", lambda a, x, y: sympy.Min(x, y), simp.same,
                   matrix=lambda m, node, x, y: m.fn("min", x, y),
                   torch_names=("torch.minimum", "torch.fmin", "torch.Tensor.minimum",
                                "torch.Tensor.fmin"))
+
+
+_LOGADDEXP_MATH = ("def _logaddexp(x, y):\n"
+                   "    if x == y:\n"
+                   "        return x + 0.6931471805599453\n"
+                   "    return max(x, y) + math.log1p(math.exp(-abs(x - y)))")
+logaddexp = _binary("logaddexp", LogAddExp, text="logaddexp({x}, {y})",
+                    latex=r"\log\left(e^{{{x}}} + e^{{{y}}}\right)",
+                    numpy="numpy.logaddexp({x}, {y})", torch="torch.logaddexp({x}, {y})",
+                    math=("_logaddexp({x}, {y})", {"_logaddexp": _LOGADDEXP_MATH}))
+atan2 = _binary("atan2", lambda a, x, y: sympy.atan2(x, y),
+                torch_names=("torch.atan2", "torch.arctan2", "torch.Tensor.atan2",
+                             "torch.Tensor.arctan2"))
+hypot = _binary("hypot", Hypot, text="hypot({x}, {y})",
+                latex=r"\sqrt{{{x:pow}^{{2}} + {y:pow}^{{2}}}}",
+                numpy="numpy.hypot({x}, {y})", torch="torch.hypot({x}, {y})",
+                math="math.hypot({x}, {y})")
 
 
 # ----- unary -----------------------------------------------------------------------------
