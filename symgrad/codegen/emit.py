@@ -17,11 +17,13 @@ from ..errors import ShapeError
 from .backends import backend as backend_named, internal
 
 
-def _dims_code(inputs, backend):
-    """Lines that check each argument's rank and shape and bind the symbolic dims."""
-    lines, bound = [], {}
+def _shape_checks(inputs, backend):
+    """Per argument, the lines that check its rank and shape and bind the symbolic dims
+    it is the first to hold."""
+    checks, bound = [], {}
     for x in inputs:
-        name, shape = x.name, x.shape
+        name, shape, lines = x.name, x.shape, []
+        checks.append(lines)
         if not backend.checks_shape(x):
             continue
         want = fmt_shape(shape)
@@ -42,7 +44,19 @@ def _dims_code(inputs, backend):
             else:
                 lines.append(f"    raise ArgumentError('argument {name} must have shape {want}, "
                              f"got %s' % (tuple({name}.shape),))")
-    return lines
+    return checks
+
+
+def _arguments_code(inputs, backend, arrays):
+    """Lines that convert and check the arguments: one after the other, or every
+    conversion first when the backend's prologue reads the converted arguments."""
+    conversions = [backend.argument_lines(x) for x in inputs]
+    checks = _shape_checks(inputs, backend)
+    prologue = backend.prologue([x.name for x in inputs], arrays)
+    if backend.converts_first:
+        return [line for c in conversions for line in c] + prologue + [
+            line for c in checks for line in c]
+    return [line for c, k in zip(conversions, checks) for line in c + k] + prologue
 
 
 def _check_dims_bound(prog, inputs):
@@ -259,10 +273,7 @@ def build_source(outputs, inputs, backend, func_name="gradient", with_value=None
             f"({', '.join(names)}), got %d' % len(args))"]
     if names:
         body.append(", ".join(names) + ("," if len(names) == 1 else "") + " = args")
-    for x in inputs:
-        body += backend.argument_lines(x)
-    body += backend.prologue(names, {name: name + local for name in arrays})
-    body += _dims_code(inputs, backend)
+    body += _arguments_code(inputs, backend, {name: name + local for name in arrays})
     scalar = getattr(backend, "scalar_backend", None)
     scalar_only = scalar is not None and all(not x.shape for x in inputs) and all(
         not node.shape for _, node, _ in prog.statements)

@@ -236,6 +236,7 @@ class OpDef:
     batch         batching rule for Jacobians: (node, inputs, size) -> batched node
     torch         torch callables that map onto the op, by dotted name
     differentiable  False: no rule is expected and no gradient flows through
+    node_rule     each node carries its own rule in ``attrs["rule"]`` (``sg.Function``)
     pointwise     elementwise with NumPy broadcasting (printed inline, batched by
                   broadcasting, evaluated element by element)
     fresh         its code returns a new array (never a view of an operand)
@@ -256,7 +257,7 @@ class OpDef:
                  elements=None, batch=None, torch_names=(), differentiable=True,
                  pointwise=False, fresh=False, scatter=False, readonly=False,
                  bool_inputs=False, wrapper=False, augmented=None, exact_operands=(),
-                 key_params=None, module=None, doc=""):
+                 node_rule=False, key_params=None, module=None, doc=""):
         self.name = name
         self.inputs = tuple(inputs) if inputs is not None else None
         self.params_fn = params or no_params
@@ -280,6 +281,7 @@ class OpDef:
         self.wrapper = wrapper
         self.augmented = augmented
         self.exact_operands = tuple(exact_operands)
+        self.node_rule = node_rule
         self.key_params = key_params
         self.module = module or "symgrad.core.ops"
         self.doc = doc

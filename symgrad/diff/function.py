@@ -263,7 +263,7 @@ def _custom_shape(op, shapes, attrs):
 
 
 defop("custom", None, sympy=lambda attrs, *operands: operands[attrs["index"]],
-      shape=_custom_shape, key_params=("index",),
+      shape=_custom_shape, key_params=("index",), node_rule=True,
       matrix=lambda m, node, *terms: terms[node.attrs["index"]],
       elements=lambda ctx, *arrays: arrays[ctx.attrs["index"]],
       doc="an sg.Function application: one output's forward value; its rule is "

@@ -41,7 +41,7 @@ class NoGradient:
 def rule_for(node):
     """The rule of ``node``: its own (an sg.Function application carries one in
     ``attrs["rule"]``) or the table's."""
-    rule = node.attrs["rule"] if "rule" in node.attrs else rules.get(node.op)
+    rule = node.attrs["rule"] if OPS[node.op].node_rule else rules.get(node.op)
     if rule is not None:
         return rule
     if not OPS[node.op].differentiable:

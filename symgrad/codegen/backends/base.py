@@ -17,6 +17,7 @@ class Backend:
     argument_helper = ""    # source of the helper converting arguments that need it
     scatter_in_place = True  # gradient slices are written into a zeros buffer in place
     arrays_on_entry = False  # captured arrays are converted when the function starts
+    converts_first = False   # every argument is converted before any is checked
 
     def __init__(self):
         self._templates = None
@@ -35,6 +36,10 @@ class Backend:
     def namespace(self):
         """{module name: module} for compiling generated code."""
         raise NotImplementedError
+
+    def checks_shape(self, x):
+        """Whether the code checks ``x``'s rank and shape after converting it."""
+        return True
 
     def argument_lines(self, x):
         """Lines converting argument ``x`` (a symbol Tensor) when it is not already what

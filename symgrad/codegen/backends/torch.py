@@ -84,6 +84,7 @@ class TorchBackend(Backend):
     name = "torch"
     modules = ("math", "numpy", "torch")
     arrays_on_entry = True
+    converts_first = True    # the prologue reads the first argument's dtype and device
     argument_helper = (
         "def _real_tensor(value, name):\n"
         "    if isinstance(value, torch.Tensor):\n"
@@ -107,9 +108,6 @@ class TorchBackend(Backend):
         n = x.name
         return [f"if not isinstance({n}, torch.Tensor) or not {n}.is_floating_point():",
                 f"    {n} = _real_tensor({n}, '{n}')"]
-
-    def checks_shape(self, x):
-        return True
 
     def ndim(self, name):
         return f"{name}.dim()"

@@ -17,7 +17,8 @@ from .reductions import (REDUCE_PARAMS, numpy_reduce, reduce_params, reduce_shap
 
 
 def _call_latex(name):
-    return rf"\operatorname{{{name}}}\left({{x}}\right)"
+    """The LaTeX template of ``name(x)``."""
+    return r"\operatorname{{" + name + r"}}\left({x}\right)"
 
 
 def _vectors(op, shapes, same_length):
@@ -101,7 +102,7 @@ def _matmul_batch(node, ins, size):
        text="{x:mul}@{y:pow}", latex="{x:mul} {y:mul}", numpy="{x:mul} @ {y:pow}",
        torch="{x:mul} @ {y:pow}", matrix=lambda m, node, x, y: m.matmul(node, x, y),
        elements=lambda ctx, x, y: numpy.matmul(x, y), batch=_matmul_batch,
-       torch_names=("torch.matmul", "torch.Tensor.matmul"))
+       torch_names=("torch.matmul", "torch.linalg.matmul", "torch.Tensor.matmul"))
 def matmul(x, y):
     """Matrix product with NumPy's rules for 1-D operands."""
     return apply("matmul", x, y)

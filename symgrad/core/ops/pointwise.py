@@ -378,6 +378,7 @@ atan = _unary("atan", lambda attrs, x: sympy.atan(x), aliases=("arctan",))
 sinh = _unary("sinh", lambda attrs, x: sympy.sinh(x))
 cosh = _unary("cosh", lambda attrs, x: sympy.cosh(x))
 tanh = _unary("tanh", lambda attrs, x: sympy.tanh(x))
+tanh.opdef.torch_names += ("torch.nn.functional.tanh",)
 abs = _unary("abs", lambda attrs, x: sympy.Abs(x), aliases=("absolute",))
 erf = _unary("erf", lambda attrs, x: sympy.erf(x))
 erf.opdef.torch_names += _special("erf")
@@ -394,7 +395,7 @@ sigmoid = _unary("sigmoid", Sigmoid, text="sigmoid({x})", latex=r"\sigma\left({x
                   numpy=_sigmoid_numpy, torch="torch.sigmoid({x})",
                   math="(1.0/(1.0 + math.exp(-{x:mul})))",
                   matrix=lambda m, node, x: m.fn("σ", x))
-sigmoid.opdef.torch_names += _special("expit")
+sigmoid.opdef.torch_names += _special("expit") + ("torch.nn.functional.sigmoid",)
 relu = _unary("relu", Relu, text="relu({x})", latex=r"\operatorname{{relu}}\left({x}\right)",
                numpy="numpy.maximum({x}, 0.0)", torch="torch.relu({x})",
                math="max({x}, 0.0)")
