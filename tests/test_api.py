@@ -1,4 +1,4 @@
-"""The public API of SPEC §2: grad_fn and its views, tracing, local simplification and
+"""The public API: grad_fn and its views, tracing, local simplification and
 polymorphic ops."""
 import re
 

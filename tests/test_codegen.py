@@ -130,8 +130,8 @@ def test_source_is_standalone(case):
 
 def test_compiled_globals_hold_no_symgrad_objects(case):
     """Only numpy, torch, math, constant arrays and the function itself. The one symgrad
-    name is the ArgumentError class the argument checks raise (SPEC §5 asks for a symgrad
-    error class there); ``source()`` binds it to ValueError instead."""
+    name is the ArgumentError class the argument checks raise (a bad argument is a symgrad
+    error, like every bad input); ``source()`` binds it to ValueError instead."""
     *_, g = case
     for backend in ("numpy", "torch"):
         fn = g.compile(backend)

@@ -1,4 +1,4 @@
-"""SPEC §5: every error a user can provoke is a ``sg.SymgradError`` subclass whose message
+"""Every error a user can provoke is a ``sg.SymgradError`` subclass whose message
 names the op, the shapes and what to do; never a SymPy traceback or a wrong answer."""
 import math
 import re

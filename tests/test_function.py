@@ -1,7 +1,7 @@
-"""Custom ops: ``sg.Function`` (seeds 001, 002, 003).
+"""Custom ops: ``sg.Function``, like ``torch.autograd.Function`` but symbolic.
 
-The seed-001 ops ``Exp`` and ``Addition`` must give symbolic gradients equal to
-``sympy.diff``; the seed-003 aggregate op ``simple`` written as one Function must give
+The ops ``Exp`` and ``Addition`` must give symbolic gradients equal to ``sympy.diff``
+and accumulate like torch's; an aggregate op ``simple`` written as one Function must give
 correct gradients of gradients (its saved intermediate becomes a hidden output), checked
 against torch.autograd with ``create_graph=True`` on the plain-op reference; a backward
 that captures a value any other way is an error.
@@ -14,7 +14,7 @@ import torch
 import symgrad as sg
 from symgrad.codegen import compile_function
 
-A0 = np.array([0.4605, 0.4061, 0.9422, 0.3946])   # the numbers in seed 003
+A0 = np.array([0.4605, 0.4061, 0.9422, 0.3946])   # the inputs of the aggregate-op example
 B0 = np.array([0.0850, 0.3296, 0.9888, 0.6494])
 
 
@@ -78,7 +78,7 @@ def torch_grad(out, ins):
     return torch.autograd.grad(out, ins, create_graph=True)
 
 
-# ----- seed 001: Exp and Addition ------------------------------------------------------------
+# ----- Exp and Addition: saved outputs, accumulation ------------------------------------------------------------
 
 def test_exp_backward_equals_sympy_diff_at_orders_1_to_3():
     x = sg.symbol("x")
@@ -100,7 +100,7 @@ def test_exp_graph_views_like_torch():
     assert fn.name() == "ExpBackward"
     (nxt, nr), = fn.next_functions
     assert nxt.name() == "AccumulateGrad" and nxt.variable is x and nr == 0
-    # seed 001: saved_tensors holds the output itself (grad_fn=<ExpBackward>)
+    # saved_tensors holds the output itself, as torch shows (grad_fn=<ExpBackward>)
     (saved,) = fn.saved_tensors
     assert saved is y
     (gx,) = fn(sg.const(1.0))
@@ -135,14 +135,14 @@ def test_exp_on_numbers_and_arrays_computes():
     np.testing.assert_allclose(Exp.apply(np.array([0.0, 1.0])), np.exp([0.0, 1.0]))
 
 
-def test_addition_backward_equals_sympy_diff_and_accumulates_like_seed_001():
+def test_addition_backward_equals_sympy_diff_and_accumulates_like_torch():
     a, b = sg.symbol("a"), sg.symbol("b")
     c = Addition.apply(a, b)
     assert c.grad_fn.name() == "AdditionBackward"
     A, B = a.expr, b.expr
     da, db = sg.grad(c, [a, b])
     assert da.expr == sympy.diff(A + B, A) and db.expr == sympy.diff(A + B, B)
-    # seed 001: c.backward() then (5 * c).backward() accumulates 1 + 5 = 6 in a.grad
+    # torch: c.backward() then (5 * c).backward() accumulates 1 + 5 = 6 in a.grad
     d = 5 * c
     da5, db5 = sg.grad(d, [a, b])
     total = sg.grad([c, d], [a, b])
@@ -150,7 +150,7 @@ def test_addition_backward_equals_sympy_diff_and_accumulates_like_seed_001():
     assert tuple(t.expr for t in total) == (6, 6)
 
 
-def test_addition_on_torch_accumulates_like_seed_001():
+def test_addition_on_torch_accumulates_gradients():
     a = torch.tensor(2.0, requires_grad=True)
     b = torch.tensor(2.0, requires_grad=True)
     c = Addition.apply(a, b)
@@ -159,7 +159,7 @@ def test_addition_on_torch_accumulates_like_seed_001():
     assert a.grad.item() == 6.0 and b.grad.item() == 6.0
 
 
-# ----- seed 003: the aggregate op, double backward -----------------------------------------------
+# ----- an aggregate op with a saved intermediate: double backward -----------------------------------------------
 
 def test_simple_as_custom_op_second_order_matches_torch_create_graph():
     a, b = sg.symbol("a", (4,)), sg.symbol("b", (4,))

@@ -1,4 +1,4 @@
-"""The backward graph behind ``y.grad_fn`` (seeds 000, 001, 004): names, next_functions,
+"""The backward graph behind ``y.grad_fn``: names, next_functions,
 saved values, ``print_graph`` and ``to_dot``, compared with what PyTorch shows."""
 import re
 
@@ -28,9 +28,9 @@ def our_tree(text):
     return pairs
 
 
-# ----- seed 001: names, saved values, next_functions ------------------------------------------
+# ----- names, saved values, next_functions ------------------------------------------
 
-def test_seed_001_mul_saves_the_other_factor():
+def test_mul_saves_the_other_factor():
     c = sg.symbol("c")
     d = sg.stop_gradient(sg.symbol("d"))     # like d_tensor: a value that needs no gradient
     e = c * d
@@ -49,7 +49,7 @@ def test_seed_001_mul_saves_the_other_factor():
     assert none is None and nr2 == 0
 
 
-def test_seed_001_next_functions_are_the_inputs_grad_fns():
+def test_next_functions_are_the_inputs_grad_fns():
     c = sg.symbol("c")
     e = c * sg.stop_gradient(sg.symbol("d"))
     g = e * sg.stop_gradient(sg.symbol("f"))
@@ -89,10 +89,10 @@ def test_values_without_gradient_have_no_grad_fn():
     assert sg.detach(x * 2).grad_fn is None        # detached
     assert (sg.detach(x) * 2).grad_fn is None
     with sg.no_grad():
-        assert (x * 2).grad_fn is None             # seed 004: no_grad
+        assert (x * 2).grad_fn is None             # made under no_grad
 
 
-def test_seed_004_grad_fn_chain():
+def test_grad_fn_chain_of_a_small_program():
     x = sg.symbol("x", (2, 2))
     y = x + 2
     z = y * y * 3
@@ -105,7 +105,7 @@ def test_seed_004_grad_fn_chain():
     assert len(accumulate) == 1 and accumulate[0].variable is x
 
 
-# ----- seed 000: print_graph and to_dot ------------------------------------------------------
+# ----- print_graph and to_dot ------------------------------------------------------
 
 def module(a, b, c, x):
     return b @ a @ x + c

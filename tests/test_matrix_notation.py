@@ -68,7 +68,7 @@ def seed_module(a, b, c, x):
 SEED_SHAPES = {"a": ("r", "n"), "b": ("m", "r"), "c": ("m",), "x": ("n",)}
 
 
-def test_seed_000_module_prints_matrix_formulas():
+def test_low_rank_module_prints_matrix_formulas():
     g = sg.grad_fn(seed_module, shapes=SEED_SHAPES)
     got, defs = formulas(g)
     assert got == {"a": "bᵀ 𝟙 xᵀ", "b": "𝟙 xᵀ aᵀ", "c": "𝟙", "x": "aᵀ bᵀ 𝟙"}
@@ -79,7 +79,7 @@ def test_seed_000_module_prints_matrix_formulas():
     assert report.ok
 
 
-def test_seed_000_latex():
+def test_low_rank_module_latex():
     g = sg.grad_fn(seed_module, shapes=SEED_SHAPES)
     latex = g.latex()
     assert r"b^{T} \mathbf{1} x^{T}" in latex
@@ -128,7 +128,7 @@ def test_softmax_jacobian_applied_to_a_vector():
     sg.check(f, shapes={"x": ("n",), "v": ("n",)}, dims={"n": 5})
 
 
-def test_seed_004_per_element_formula():
+def test_per_element_formula():
     g = sg.grad_fn(lambda x: sg.mean(3 * (x + 2) ** 2), shapes={"x": (2, 2)})
     got, _ = formulas(g)
     assert got["x"] == "(3/2) (x + 2)"

@@ -794,7 +794,7 @@ def test_module_state_restored_after_an_error():
 
 
 def test_spec_one_liner_binds_input_dims_to_the_modules_sizes():
-    """SPEC §2: grad_fn(module, shapes={"x": ("n",)}, loss=torch.sum) with a module of
+    """grad_fn(module, shapes={"x": ("n",)}, loss=torch.sum) with a module of
     concrete sizes: n meets a's second dim (2) in a @ x and takes its size."""
     m = CustomModule(2, 1, 3)
     g = sg.grad_fn(m, shapes={"x": ("n",)}, loss=torch.sum)

@@ -1,5 +1,6 @@
 """sg.vjp, sg.jvp, sg.jacobian, sg.hessian, sg.hvp, sg.no_grad and the tape-level grad API
-(SPEC §2, issue 4), checked against torch.autograd / torch.func in float64.
+(torch.func's signatures and return conventions), checked against torch.autograd /
+torch.func in float64.
 
 The functions below are written with sg ops, which compute on torch tensors too, so each
 one is its own torch reference.
@@ -485,7 +486,7 @@ def test_object_of_scalars_prints_sympy_formulas():
     assert str(H).splitlines()[0] == "d²scalars/dx² = -y*sin(x) + 2"
 
 
-# ----- seed 003: run_gradients, and the torch.autograd-style grad API ----------------------
+# ----- gradients of gradients with the torch.autograd-style grad API ----------------------
 
 A0 = np.array([0.4605, 0.4061, 0.9422, 0.3946])
 B0 = np.array([0.0850, 0.3296, 0.9888, 0.6494])
@@ -496,7 +497,7 @@ def simple(a, b):
     return t * b
 
 
-def test_seed_003_run_gradients_matches_torch_create_graph():
+def test_gradients_of_gradients_match_torch_create_graph():
     a, b = sg.symbol("a", (4,)), sg.symbol("b", (4,))
     L0 = simple(a, b).sum()
     da, db = sg.grad(L0, [a, b], create_graph=True)

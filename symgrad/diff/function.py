@@ -296,9 +296,10 @@ def _check_backward(app, grads, placeholders):
             f"{app.name}.backward uses a value computed in forward from its argument(s) "
             f"{args} that was not passed to ctx.save_for_backward (kept on ctx or in a "
             "closure). backward may use only what forward saved, the output gradients and "
-            "constants (seed 002): save the value with ctx.save_for_backward(...); symgrad "
-            "then makes a saved intermediate a hidden output of the op, so gradients of "
-            "gradients stay correct (seed 003)")
+            "constants, or the next differentiation would treat the value as a constant and "
+            "gradients of gradients would be silently wrong: save the value with "
+            "ctx.save_for_backward(...); symgrad then makes a saved intermediate a hidden "
+            "output of the op, so gradients of gradients stay correct")
     for leaf in leaves:
         if id(leaf) in allowed:
             continue
