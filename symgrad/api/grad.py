@@ -6,6 +6,7 @@ annotations), differentiates the scalar result in one reverse sweep and returns 
 """
 import ast
 import inspect
+import unicodedata
 
 import sympy
 
@@ -71,7 +72,22 @@ def make_inputs(f, shapes=None):
     if clash:
         raise SymgradError(f"dim name(s) {sorted(clash)} are also parameter names; "
                            "rename the dims (e.g. 'n' -> 'N')")
+    check_distinct_names(sorted(dims) + names, "names of dims and parameters")
     return inputs
+
+
+def check_distinct_names(names, what):
+    """Two names that Python would read as one identifier (equal after NFKC
+    normalisation, like ``n`` and the full-width ``ｎ``) are an error: the code and the
+    formulas could not keep them apart for the reader."""
+    seen = {}
+    for name in names:
+        key = unicodedata.normalize("NFKC", name)
+        other = seen.setdefault(key, name)
+        if other != name:
+            raise ShapeError(f"{what}: {other!r} and {name!r} are the same name once Unicode "
+                             "look-alike characters are normalised (NFKC, as Python reads "
+                             "identifiers); spell them the same, or pick distinct names")
 
 
 def trace(f, inputs):

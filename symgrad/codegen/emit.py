@@ -8,51 +8,80 @@ The function refers only to its backend's modules: no symgrad objects, no tape. 
 of backends and of ops never appear here: both are read from their registries.
 """
 import sympy
+from sympy.printing.codeprinter import PrintMethodNotImplementedError
 
 from ..core.build import gc_paused
-from ..core.opdef import OPS
+from ..core.opdef import OPS, RegistryError
 from ..core.program import Program
 from ..core.shapes import dim_symbols, fmt_shape, shapes_equal
 from ..errors import ShapeError
 from .backends import backend as backend_named, internal
+from .names import code_name, dim_code, is_plain
 
 
-def _shape_checks(inputs, backend):
+class Argument:
+    """An argument of the generated function: the user's input, the name the code gives
+    it (``code``, see ``names``) and its name as messages quote it (``label``, a Python
+    string literal of the user's spelling)."""
+
+    __slots__ = ("node", "code", "label", "shape")
+
+    def __init__(self, node):
+        self.node = node
+        self.code = code_name(node.name)
+        self.label = repr(node.name)
+        self.shape = node.shape
+
+
+def say(*parts):
+    """A message built at run time: literal text (given as str, quoted safely) and code
+    expressions (given as ``Code``) joined with ``+``."""
+    return " + ".join(p.text if isinstance(p, Code) else repr(p) for p in parts)
+
+
+class Code:
+    """A code expression inside a message (``say``)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text):
+        self.text = f"str({text})"
+
+
+def _shape_checks(args, backend):
     """Per argument, the lines that check its rank and shape and bind the symbolic dims
-    it is the first to hold."""
+    it is the first to hold (under their code names)."""
     checks, bound = [], {}
-    for x in inputs:
-        name, shape, lines = x.name, x.shape, []
+    for a in args:
+        lines = []
         checks.append(lines)
-        if not backend.checks_shape(x):
+        if not backend.checks_shape(a):
             continue
-        want = fmt_shape(shape)
-        lines.append(f"if {backend.ndim(name)} != {len(shape)}:")
-        lines.append(f"    raise ArgumentError('argument {name} must have shape {want}, "
-                     f"got shape %s' % (tuple({name}.shape),))")
-        for axis, d in enumerate(shape):
-            got = f"{name}.shape[{axis}]"
-            if isinstance(d, sympy.Symbol) and str(d) not in bound:
-                bound[str(d)] = f"{name}.shape[{axis}]"
-                lines.append(f"{d} = {got}")
+        want = f"argument {a.node.name} must have shape {fmt_shape(a.shape)}, got "
+        got_shape = Code(f"tuple({a.code}.shape)")
+        lines.append(f"if {backend.ndim(a.code)} != {len(a.shape)}:")
+        lines.append(f"    raise ArgumentError({say(want + 'shape ', got_shape)})")
+        for axis, d in enumerate(a.shape):
+            got = f"{a.code}.shape[{axis}]"
+            if isinstance(d, sympy.Symbol) and d not in bound:
+                bound[d] = (f"{a.node.name}.shape[{axis}]", code_name(d.name))
+                lines.append(f"{code_name(d.name)} = {got}")
                 continue
-            lines.append(f"if {got} != {d}:")
-            if str(d) in bound:
-                lines.append(f"    raise ArgumentError('argument {name} must have shape {want}, "
-                             f"got %s, but {d} = %s from {bound[str(d)]}' "
-                             f"% (tuple({name}.shape), {d}))")
+            lines.append(f"if {got} != {dim_code(d)}:")
+            if isinstance(d, sympy.Symbol):
+                where, code = bound[d]
+                lines.append(f"    raise ArgumentError({say(want, got_shape, f', but {d} = ', Code(code), f' from {where}')})")
             else:
-                lines.append(f"    raise ArgumentError('argument {name} must have shape {want}, "
-                             f"got %s' % (tuple({name}.shape),))")
+                lines.append(f"    raise ArgumentError({say(want, got_shape)})")
     return checks
 
 
-def _arguments_code(inputs, backend, arrays):
+def _arguments_code(args, backend, arrays):
     """Lines that convert and check the arguments: one after the other, or every
     conversion first when the backend's prologue reads the converted arguments."""
-    conversions = [backend.argument_lines(x) for x in inputs]
-    checks = _shape_checks(inputs, backend)
-    prologue = backend.prologue([x.name for x in inputs], arrays)
+    conversions = [backend.argument_lines(a) for a in args]
+    checks = _shape_checks(args, backend)
+    prologue = backend.prologue([a.code for a in args], arrays)
     if backend.converts_first:
         return [line for c in conversions for line in c] + prologue + [
             line for c in checks for line in c]
@@ -236,6 +265,22 @@ def _body_lines(prog, outputs, zero_shapes, with_value, backend, preamble):
     return body
 
 
+def _scalar_body(prog, inputs, outputs, zero_shapes, with_value, backend, preamble):
+    """The statements as plain float code, for a backend with a ``scalar_backend`` and a
+    program of scalars in which every op has a spelling for it; else None."""
+    scalar = getattr(backend, "scalar_backend", None)
+    if scalar is None or any(x.shape for x in inputs) or any(
+            node.shape for _, node, _ in prog.statements):
+        return None
+    helpers = {}
+    try:
+        lines = _body_lines(prog, outputs, zero_shapes, with_value, internal(scalar), helpers)
+    except (RegistryError, PrintMethodNotImplementedError):
+        return None
+    preamble.update(helpers)
+    return lines
+
+
 @gc_paused
 def build_source(outputs, inputs, backend, func_name="gradient", with_value=None,
                  zero_shapes=None, standalone=True, lazy_fallback=False):
@@ -264,32 +309,31 @@ def build_source(outputs, inputs, backend, func_name="gradient", with_value=None
     # Captured arrays are globals _c0, _c1, ... of the function; a backend that converts
     # them on entry reads them through locals _c0_, _c1_, ...
     local = "_" if backend.arrays_on_entry else ""
-    prog = Program(targets, inputs, prefix="_t", array_name=lambda node, k: f"_c{k}{local}")
+    prog = Program(targets, inputs, prefix="_t", array_name=lambda node, k: f"_c{k}{local}",
+                   input_name=lambda x: code_name(x.name))
     arrays = {name[:len(name) - len(local)]: value for name, value in prog.arrays.items()}
     _check_dims_bound(prog, inputs)
-    names = [x.name for x in inputs]
+    args = [Argument(x) for x in inputs]
+    if not is_plain(func_name):
+        func_name = "gradient"
+    unpack = ", ".join(a.code for a in args) + ("," if len(args) == 1 else "") + " = args"
     body = [f"if len(args) != {len(inputs)}:",
-            f"    raise ArgumentError('{func_name}() takes {len(inputs)} arguments "
-            f"({', '.join(names)}), got %d' % len(args))"]
-    if names:
-        body.append(", ".join(names) + ("," if len(names) == 1 else "") + " = args")
-    body += _arguments_code(inputs, backend, {name: name + local for name in arrays})
-    scalar = getattr(backend, "scalar_backend", None)
-    scalar_only = scalar is not None and all(not x.shape for x in inputs) and all(
-        not node.shape for _, node, _ in prog.statements)
+            f"    raise ArgumentError({say(f'{func_name}() takes {len(inputs)} arguments (' + ', '.join(x.name for x in inputs) + '), got ', Code('len(args)'))})"]
+    if args:
+        body.append(unpack)
+    body += _arguments_code(args, backend, {name: name + local for name in arrays})
     preamble = {}   # helper definitions the statements use
+    scalar_body = _scalar_body(prog, inputs, outputs, zero_shapes, with_value, backend,
+                               preamble)
     fallback = []
-    if scalar_only:
+    if scalar_body:
         body.append("try:")
-        body += ["    " + line for line in
-                 _body_lines(prog, outputs, zero_shapes, with_value, internal(scalar),
-                             preamble)]
+        body += ["    " + line for line in scalar_body]
         body.append("except (ArithmeticError, ValueError):")
         body.append("    return _fallback(*args)" if lazy_fallback else "    pass")
-    own_body = backend.body_prefix(inputs)
+    own_body = backend.body_prefix(args)
     own_body += _body_lines(prog, outputs, zero_shapes, with_value, backend, preamble)
-    if scalar_only and lazy_fallback:
-        unpack = ", ".join(names) + ("," if len(names) == 1 else "") + " = args"
+    if scalar_body and lazy_fallback:
         fallback_src = "\n".join(["def _fallback_impl(*args):", "    " + unpack]
                                  + ["    " + b for b in own_body]) + "\n"
         fallback = [f"_FALLBACK = {fallback_src!r}", "",

@@ -13,6 +13,9 @@ import sympy
 from sympy.printing.precedence import PRECEDENCE
 
 from ..core.opdef import render
+from ..core.program import PLACEHOLDERS
+from .names import code_name
+
 
 
 def float_literal(value):
@@ -63,6 +66,13 @@ class ArrayPrinting:
 
     def _print_OpBase(self, expr):
         return render(expr, self, self.target)
+
+    def _print_Symbol(self, expr):
+        """Operand placeholders as they are; dims (the only other symbols code meets) by
+        their code names: a user's name never reaches code unchecked."""
+        if expr.name.startswith("sgarg") and expr in PLACEHOLDERS:
+            return expr.name
+        return code_name(expr.name)
 
     def _print_Float(self, expr):
         return float_literal(float(expr))

@@ -22,7 +22,7 @@ from ..errors import OperandError
 from . import extensions, grad_mode
 from .graph import Tensor
 from .opdef import ArrayOp, OPS, defop, public
-from .shapes import as_shape
+from .shapes import as_shape, check_dim_expression
 
 
 def gc_paused(fn):
@@ -184,7 +184,17 @@ defop("const", (), sympy=_const_expr, sympy_class=Fill, sympy_params=("shape", "
 
 
 def const(value, shape=()):
-    """A constant filling ``shape``; ``value`` is a number or a SymPy expression of dims."""
+    """A constant filling ``shape``; ``value`` is a number or a SymPy expression of dims
+    (an array or tensor is a constant array of its own shape)."""
+    if type(shape) is not tuple or not all(type(d) is int or isinstance(d, sympy.Expr)
+                                           for d in shape):
+        shape = as_shape(shape)
+    if getattr(value, "ndim", 0) and not isinstance(value, Tensor):
+        array = as_tensor(value, "const")
+        if shape and tuple(array.shape) != shape:
+            raise OperandError(f"const: an array of shape {tuple(array.shape)} cannot fill "
+                               f"shape {shape}; leave shape out, or broadcast_to it")
+        return array
     if isinstance(value, bool) or value is sympy.true or value is sympy.false:
         return leaf("const", (("value", sympy.true if value else sympy.false), ("shape", shape)),
                     shape, "bool")
@@ -195,6 +205,10 @@ def number(value):
     """A constant as SymPy keeps it. Integral floats become Integers: SymPy's
     ``Float(1.0) == 1`` is False, and x*1.0, x + 0.0, 2.0*0.5 must simplify like x*1."""
     if isinstance(value, sympy.Basic):
+        if not isinstance(value, sympy.Expr):
+            raise OperandError(f"a constant must be a number or an expression of dims, got "
+                               f"{type(value).__name__} {value!r}")
+        check_dim_expression(value, "a constant")
         if not value.is_Float:
             return value
         value = float(value)
@@ -205,8 +219,9 @@ def number(value):
             and value.dtype.kind == "f":
         value = float(value)
     else:
-        raise TypeError(f"a constant must be a number or a SymPy expression, got "
-                        f"{type(value).__name__}")
+        raise OperandError(f"a constant must be a number or a SymPy expression of dims, got "
+                           f"{type(value).__name__}; pass arrays and tensors to sg ops (they "
+                           "become constant arrays) or make them inputs")
     if math.isfinite(value) and value == int(value) and abs(value) < 2 ** 53:
         return sympy.Integer(int(value))
     return sympy.Float(value)

@@ -17,7 +17,7 @@ from .graph import topo_order
 from .opdef import OPS
 from .shapes import broadcast_shapes, shapes_equal
 
-_PLACEHOLDER = re.compile(r"(sgarg\d+)")
+_PLACEHOLDER = re.compile(r"\b(sgarg\d+)\b")
 PLACEHOLDERS = [sympy.Symbol(f"sgarg{i}") for i in range(8)]
 
 
@@ -114,12 +114,14 @@ class Program:
     """``outputs`` (nodes or None) linearised: ``statements`` is a list of
     (name, node, operand_names) in evaluation order, temporaries named ``<prefix>0``,
     ``<prefix>1``, ... Constant arrays are this program's own: ``arrays`` maps the name
-    each gets (``array_name(node, k)``, by default ``<prefix>c<k>``) to its value."""
+    each gets (``array_name(node, k)``, by default ``<prefix>c<k>``) to its value; inputs
+    are named ``input_name(node)`` (by default their own names)."""
 
-    def __init__(self, outputs, inputs, prefix="v", array_name=None):
+    def __init__(self, outputs, inputs, prefix="v", array_name=None, input_name=None):
         self.outputs = outputs
         self.inputs = inputs
-        names = {id(x): x.name for x in inputs}
+        input_name = input_name or (lambda x: x.name)
+        names = {id(x): input_name(x) for x in inputs}
         taken = set(names.values())
         self.statements = []
         self.arrays = {}
@@ -128,7 +130,7 @@ class Program:
             if id(node) in names:
                 continue
             if node.is_symbol:
-                names[id(node)] = node.name
+                names[id(node)] = input_name(node)
                 continue
             if node.is_array:
                 k = len(self.arrays)

@@ -32,6 +32,7 @@ def as_dim(d):
     if isinstance(d, sympy.Integer):
         return int(d)
     if isinstance(d, sympy.Expr):
+        check_dim_expression(d, "a symbolic dim")
         return d
     try:
         import numpy
@@ -40,6 +41,18 @@ def as_dim(d):
     except ImportError:  # pragma: no cover
         pass
     raise ShapeError(f"a dim must be an int or a name, got {d!r} ({type(d).__name__})")
+
+
+def check_dim_expression(expr, what):
+    """``expr`` must be a number or an expression of dims (integer symbols, as
+    ``dim_symbol`` makes them): anything else would have no value in compiled code."""
+    from sympy.core.function import AppliedUndef
+    bad = sorted(str(s) for s in expr.free_symbols if not s.is_integer)
+    if bad or expr.atoms(AppliedUndef):
+        culprit = bad[0] if bad else str(sorted(map(str, expr.atoms(AppliedUndef)))[0])
+        raise ShapeError(f"{what} may hold numbers and dims (integer symbols such as "
+                         f"sg's named dims) only, got {expr!r} with {culprit!r}; give dims as "
+                         "names (shapes={'x': ('n',)}) and values as inputs")
 
 
 def as_shape(shape):

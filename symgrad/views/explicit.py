@@ -16,12 +16,23 @@ from ..core.ops.elements import ElementContext
 from ..errors import ShapeError, UnsupportedOpError
 
 
-def element_symbols(name, shape):
-    arr = numpy.empty(shape, dtype=object)
+def element_names(name, shape, taken=()):
+    """Names of the elements of input ``name``: ``x_0``, ``x_01``, ``x_1_12`` (as a
+    textbook writes x_ij), or ``x[0, 1]`` when one of those is ``taken`` by another name
+    (an input called ``x_0``), which no identifier can equal."""
     wide = any(d > 10 for d in shape)
-    for idx in numpy.ndindex(*shape):
-        suffix = "_".join(map(str, idx)) if wide else "".join(map(str, idx))
-        arr[idx] = sympy.Symbol(f"{name}_{suffix}" if idx else name, real=True)
+    idxs = list(numpy.ndindex(*shape))
+    names = [f"{name}_{'_'.join(map(str, i)) if wide else ''.join(map(str, i))}" if i else name
+             for i in idxs]
+    if any(n in taken for n in names if n != name):
+        names = [f"{name}[{', '.join(map(str, i))}]" if i else name for i in idxs]
+    return names
+
+
+def element_symbols(name, shape, taken=()):
+    arr = numpy.empty(shape, dtype=object)
+    for idx, n in zip(numpy.ndindex(*shape), element_names(name, shape, taken)):
+        arr[idx] = sympy.Symbol(n, real=True)
     return arr
 
 
@@ -61,11 +72,16 @@ def _apply(node, ins, dims):
 
 
 def evaluate(outputs, dims):
-    """Element arrays of ``outputs`` with the dims in ``dims`` ({Symbol: int})."""
+    """Element arrays of ``outputs`` with the dims in ``dims`` ({Symbol: int}); the
+    elements of the inputs are named so that no two names in the result are equal."""
     values = {}
-    for node in topo_order([o for o in outputs if o is not None]):
+    order = topo_order([o for o in outputs if o is not None])
+    taken = {n.name for n in order if n.is_symbol} | {str(d) for d in dims}
+    for node in order:
         if node.is_symbol:
-            v = element_symbols(node.name, concrete(node.shape, dims))
+            shape = concrete(node.shape, dims)
+            v = element_symbols(node.name, shape, taken - {node.name})
+            taken.update(s.name for s in v.ravel())
         elif node.is_const:
             v = numpy.full(concrete(node.shape, dims), node.attrs["value"].subs(dims),
                            dtype=object)

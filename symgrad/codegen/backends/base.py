@@ -37,13 +37,13 @@ class Backend:
         """{module name: module} for compiling generated code."""
         raise NotImplementedError
 
-    def checks_shape(self, x):
-        """Whether the code checks ``x``'s rank and shape after converting it."""
+    def checks_shape(self, arg):
+        """Whether the code checks the argument's rank and shape after converting it."""
         return True
 
-    def argument_lines(self, x):
-        """Lines converting argument ``x`` (a symbol Tensor) when it is not already what
-        the code computes with; ``[]`` if it needs nothing."""
+    def argument_lines(self, arg):
+        """Lines converting an argument (``emit.Argument``: its ``code`` name, ``label``
+        for messages, ``shape``) when it is not already what the code computes with."""
         return []
 
     def ndim(self, name):
@@ -74,13 +74,10 @@ class Backend:
         """A captured array as standalone source writes it."""
         raise NotImplementedError
 
-    def body_prefix(self, inputs):
+    def body_prefix(self, args):
         """Lines before the statements (after the argument checks)."""
         return []
 
     def __repr__(self):
         return f"<symgrad backend {self.name}>"
 
-
-def shape_tuple(shape):
-    return "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"

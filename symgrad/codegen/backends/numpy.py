@@ -8,7 +8,8 @@ from sympy.printing.numpy import NumPyPrinter
 
 from ...core.ops.pointwise import has_scipy
 from ..printers import ArrayPrinting, fold
-from .base import Backend, shape_tuple
+from ..names import shape_code
+from .base import Backend
 
 
 class NumpyCodePrinter(ArrayPrinting, NumPyPrinter):
@@ -60,26 +61,26 @@ class NumpyBackend(Backend):
     def namespace(self):
         return {"numpy": numpy, "math": math}
 
-    def argument_lines(self, x):
-        name = x.name
-        if x.shape:
+    def argument_lines(self, a):
+        name = a.code
+        if a.shape:
             return [f"if type({name}) is not numpy.ndarray or {name}.dtype.kind != 'f':",
-                    f"    {name} = _real_array({name}, '{name}')"]
+                    f"    {name} = _real_array({name}, {a.label})"]
+        message = repr(f"argument {a.node.name} must have shape (), got shape ")
         return [f"if type({name}) is not float:",
-                f"    {name} = _real_array({name}, '{name}')",
+                f"    {name} = _real_array({name}, {a.label})",
                 f"    if type({name}) is not float:",
-                f"        raise ArgumentError('argument {name} must have shape (), "
-                f"got shape %s' % (tuple({name}.shape),))"]
+                f"        raise ArgumentError({message} + str(tuple({name}.shape)))"]
 
-    def checks_shape(self, x):
+    def checks_shape(self, a):
         """Scalars are checked by their conversion already."""
-        return bool(x.shape)
+        return bool(a.shape)
 
-    def body_prefix(self, inputs):
-        return [f"{x.name} = numpy.float64({x.name})" for x in inputs if not x.shape]
+    def body_prefix(self, args):
+        return [f"{a.code} = numpy.float64({a.code})" for a in args if not a.shape]
 
     def zeros(self, shape):
-        return f"numpy.zeros({shape_tuple(shape)})" if shape else "0.0"
+        return f"numpy.zeros({shape_code(shape)})" if shape else "0.0"
 
     def copy(self, name):
         return f"numpy.array({name}, dtype=numpy.float64)"

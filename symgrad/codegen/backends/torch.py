@@ -5,7 +5,8 @@ import numpy
 import sympy
 
 from ..printers import ArrayPrinting, fold
-from .base import Backend, shape_tuple
+from ..names import shape_code
+from .base import Backend
 
 
 class TorchPrinting(ArrayPrinting):
@@ -104,10 +105,10 @@ class TorchBackend(Backend):
         import torch
         return {"math": math, "numpy": numpy, "torch": torch}
 
-    def argument_lines(self, x):
-        n = x.name
+    def argument_lines(self, a):
+        n = a.code
         return [f"if not isinstance({n}, torch.Tensor) or not {n}.is_floating_point():",
-                f"    {n} = _real_tensor({n}, '{n}')"]
+                f"    {n} = _real_tensor({n}, {a.label})"]
 
     def ndim(self, name):
         return f"{name}.dim()"
@@ -121,7 +122,7 @@ class TorchBackend(Backend):
         return lines
 
     def zeros(self, shape):
-        return f"torch.zeros({shape_tuple(shape)}, dtype=_dt, device=_dev)"
+        return f"torch.zeros({shape_code(shape)}, dtype=_dt, device=_dev)"
 
     def copy(self, name):
         return f"{name}.clone()"
