@@ -43,3 +43,7 @@ class ArgumentError(SymgradError, TypeError):
 
 class CheckError(SymgradError, AssertionError):
     """``sg.check`` found a mismatch with torch.autograd."""
+
+
+class RegistryError(SymgradError):
+    """An op defined twice, or asked for a spelling or form its OpDef does not give."""

@@ -425,7 +425,7 @@ spec("broadcast_to", lambda x, shape: sg.broadcast_to(x, shape),
               ref=lambda x, y: torch.sin(torch.broadcast_to(x, tuple(y.shape))) * y),
      ])
 
-# ----- reductions along axes (symgrad/reductions.py) -----
+# ----- reductions along axes (symgrad/core/ops/reductions.py) -----
 
 
 def well_conditioned(shape, rng):
@@ -548,7 +548,7 @@ spec("std", lambda x, axis=None, correction=1, keepdims=False:
      sg.std(x, axis=axis, correction=correction, keepdims=keepdims),
      _torch_stat(torch.std), _stat_cases())
 
-# ----- linear algebra (symgrad/linalg.py) -----
+# ----- linear algebra (symgrad/core/ops/linalg.py) -----
 
 spec("dot", lambda x, y: sg.dot(x, y), torch.dot, [
     Case("vector", {"x": (4,), "y": (4,)}),
@@ -620,7 +620,7 @@ spec("norm", _sg_reduce(sg.norm), _torch_norm, [
     Case("symbolic_rows", {"x": ("m", "n")}, dims={"m": 3, "n": 2}, params={"axis": -1}),
 ])
 
-# ----- neural-network ops and losses (symgrad/nn.py) -----
+# ----- neural-network ops and losses (symgrad/core/ops/nn.py) -----
 
 spec("softmax", lambda x, axis=-1: sg.softmax(x, axis), lambda x, axis=-1: torch.softmax(x, axis), [
     Case("vector", {"x": (5,)}),
@@ -701,7 +701,7 @@ spec("binary_cross_entropy_with_logits",
                         "y": uniform(0, 1)}),
      ], samplers={"y": uniform(0, 1)})
 
-# ----- indexing and joining (symgrad/indexing.py) -----
+# ----- indexing and joining (symgrad/core/ops/indexing.py) -----
 
 
 def _index_case(cid, shape, key, dims=None):

@@ -20,7 +20,8 @@ from symgrad.codegen import BACKENDS
 from symgrad.codegen.backends import internal
 from symgrad.core.build import const, symbol
 from symgrad.core.graph import topo_order
-from symgrad.core.opdef import OPS, RegistryError
+from symgrad.core.opdef import OPS
+from symgrad.errors import RegistryError
 from symgrad.core.shapes import dim_symbol
 from symgrad.diff.reverse import backward
 from symgrad.torchfront.dispatch import resolve, table

@@ -7,7 +7,7 @@ For each op and shape case (ids like ``tanh-matrix``, ``add-broadcast_2x3_3``):
 * ``test_gradient``: ``sg.check`` of ``sum(op(...) * w_out)`` against ``torch.autograd``
   on the pure-torch reference, compiled for NumPy and torch, at orders 1 and 2 (cases
   with symbolic dims at two instantiations of the dims);
-* ``test_jvp``: forward mode (``autodiff.forward`` + ``compile_function``) against
+* ``test_jvp``: forward mode (``diff.forward.forward`` + ``compile_function``) against
   ``torch.func.jvp``;
 * ``test_sympy_diff`` (scalar cases of elementwise ops): symgrad's closed-form gradient
   agrees numerically with ``sympy.diff`` of the closed-form value.
@@ -26,7 +26,7 @@ import symgrad as sg
 from symgrad import codegen
 from symgrad.core.build import symbol
 from symgrad.core.graph import topo_order
-from symgrad.core.ops import pointwise as sympy_funcs
+from symgrad.core.ops import pointwise
 from symgrad.core.shapes import as_shape
 from symgrad.diff.forward import forward
 
@@ -238,9 +238,9 @@ def elementary(expr):
         stops[d] = e.args[0]
         return d
 
-    hidden = expr.replace(lambda e: isinstance(e, sympy_funcs.StopGradient), hide)
-    back = {d: sympy_funcs.to_elementary(e) for d, e in stops.items()}
-    return sympy_funcs.to_elementary(hidden), back
+    hidden = expr.replace(lambda e: isinstance(e, pointwise.StopGradient), hide)
+    back = {d: pointwise.to_elementary(e) for d, e in stops.items()}
+    return pointwise.to_elementary(hidden), back
 
 
 def is_scalar_case(case):

@@ -121,7 +121,7 @@ class DerivativeFn:
         """The straight-line program: forward ops, then derivative ops, one per line."""
         outputs = self._values() + [(b.label, b.node) for b in self._blocks()]
         lines, _ = program_lines(outputs, self.inputs)
-        head = f"# inputs: " + ", ".join(
+        head = "# inputs: " + ", ".join(
             f"{x.name}{fmt_shape(x.shape) if x.shape else ''}" for x in self.inputs)
         return "\n".join([head] + lines)
 
@@ -172,10 +172,10 @@ class DerivativeFn:
         """Per-element closed forms for concrete sizes: {key: SymPy array or expr}."""
         bound = {dim_symbol(k): int(v) for k, v in dims.items()}
         blocks = self._blocks()
-        arrays = _explicit.evaluate([b.filled for b in blocks], bound)
-        return {b.key: _explicit.to_sympy(a, simplify) for b, a in zip(blocks, arrays)}
+        exprs = _explicit.explicit([b.filled for b in blocks], bound, simplify)
+        return {b.key: e for b, e in zip(blocks, exprs)}
 
     def explicit_value(self, simplify=True, **dims):
         bound = {dim_symbol(k): int(v) for k, v in dims.items()}
-        (arr,) = _explicit.evaluate([self.output], bound)
-        return _explicit.to_sympy(arr, simplify)
+        (expr,) = _explicit.explicit([self.output], bound, simplify)
+        return expr

@@ -21,10 +21,9 @@ back as the same kind of value. Without primals, ``jacobian(f, shapes=...)`` and
 ``GradFn``: formulas, matrix-notation text, LaTeX, program, compile and source.
 """
 import numpy
-
 from ..codegen import compile_function
 from ..core import grad_mode
-from ..core.build import as_tensor, const, is_numeric, symbol, torch_module, zeros
+from ..core.build import as_tensor, const, is_numeric, torch_module, zeros
 from ..core.graph import Tensor
 from ..core.shapes import fmt_shape, shapes_equal
 from ..diff.batching import jacfwd, jacobian_blocks, jacrev, placeholder, reverse_is_cheaper

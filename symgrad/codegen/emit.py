@@ -11,7 +11,8 @@ import sympy
 from sympy.printing.codeprinter import PrintMethodNotImplementedError
 
 from ..core.build import gc_paused
-from ..core.opdef import OPS, RegistryError
+from ..core.opdef import OPS
+from ..errors import RegistryError
 from ..core.program import Program
 from ..core.shapes import dim_symbols, fmt_shape, shapes_equal
 from ..errors import ShapeError
@@ -197,6 +198,9 @@ def _body_lines(prog, outputs, zero_shapes, with_value, backend, preamble):
     alias = {}      # name -> the name holding its value (a buffer accumulated in place)
     deferred = {}   # name -> (expression, depth, names it reads) of a value inlined later
     lines = []      # (text, names of temporaries it reads or writes)
+    # only array temporaries are released, so a program of scalars tracks no names
+    track = any(node.shape for _, node, _ in prog.statements)
+    nothing = frozenset()
 
     def operand(name):
         """An operand's printed value and the temporaries it reads: its deferred
@@ -205,7 +209,7 @@ def _body_lines(prog, outputs, zero_shapes, with_value, backend, preamble):
             text, _, reads = deferred.pop(name)
             return f"({text})", reads
         name = alias.get(name, name)
-        return name, {name}
+        return name, {name} if track else nothing
 
     for name, node, operand_names in prog.statements:
         opdef = OPS[node.op]
@@ -216,7 +220,8 @@ def _body_lines(prog, outputs, zero_shapes, with_value, backend, preamble):
             target = alias.get(prog.name_of(p), prog.name_of(p))
             value, reads = operand(prog.name_of(s.inputs[0]))
             subscript = OPS[s.op].scatter(printer, s.attrs)
-            lines.append((f"{target}[{subscript}] += {value}", reads | {target}))
+            lines.append((f"{target}[{subscript}] {opdef.augmented} {value}",
+                          reads | {target}))
             alias[name] = target
             continue
         if opdef.scatter and backend.scatter_in_place:
@@ -230,7 +235,7 @@ def _body_lines(prog, outputs, zero_shapes, with_value, backend, preamble):
             continue
         tpl = cache.template(node, operand_names)
         preamble.update(tpl.preamble)
-        filled, depth, reads = [], 0, set()
+        filled, depth, reads = [], 0, set() if track else nothing
         for k, n in enumerate(operand_names):
             if not n:
                 filled.append(n)
@@ -242,12 +247,13 @@ def _body_lines(prog, outputs, zero_shapes, with_value, backend, preamble):
                 depth = max(depth, deferred[n][1])
             text, names = operand(n)
             filled.append(text)
-            reads |= names
+            if track:
+                reads |= names
         text = tpl.fill(filled)
         if uses.get(id(node), 0) == 1 and depth < MAX_INLINE_DEPTH:
             deferred[name] = (text, depth + 1, reads)
         else:
-            lines.append((f"{name} = {text}", reads | {name}))
+            lines.append((f"{name} = {text}", reads | {name} if track else nothing))
 
     def name_of(node):
         name = prog.name_of(node)

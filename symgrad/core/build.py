@@ -14,6 +14,7 @@ import gc
 import itertools
 import math
 import sys
+import threading
 import weakref
 
 import sympy
@@ -25,19 +26,30 @@ from .opdef import ArrayOp, OPS, defop, public
 from .shapes import as_shape, check_dim_expression
 
 
+_gc_lock = threading.Lock()
+_gc_pauses = [0, False]   # calls inside gc_paused (all threads), collector on before them
+
+
 def gc_paused(fn):
     """Run ``fn`` with Python's cyclic garbage collector paused. Building a large graph
     allocates many small objects that form no cycles, and each collection walks every
-    live node: with 10⁵ nodes the collector took more than half the time."""
+    live node: with 10⁵ nodes the collector took more than half the time. The collector
+    is process-wide, so the pauses of all threads are counted: the first pauses it (if
+    it was on), the last switches it back on."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        if not gc.isenabled():
-            return fn(*args, **kwargs)
-        gc.disable()
+        with _gc_lock:
+            if _gc_pauses[0] == 0:
+                _gc_pauses[1] = gc.isenabled()
+                gc.disable()
+            _gc_pauses[0] += 1
         try:
             return fn(*args, **kwargs)
         finally:
-            gc.enable()
+            with _gc_lock:
+                _gc_pauses[0] -= 1
+                if _gc_pauses[0] == 0 and _gc_pauses[1]:
+                    gc.enable()
     return wrapper
 
 
@@ -54,7 +66,7 @@ class InternTable:
         def remove(ref, pop=refs.pop):
             key = ref.key
             if refs.get(key) is ref:
-                pop(key)
+                pop(key, None)   # another thread may have removed it meanwhile
         self._remove = remove
 
     def get(self, key):
@@ -236,11 +248,11 @@ def ones(shape):
 
 
 def is_zero(t):
-    return t.op == "const" and t.attrs["value"] == 0
+    return t.is_const and t.attrs["value"] == 0
 
 
 def is_one(t):
-    return t.op == "const" and t.attrs["value"] == 1
+    return t.is_const and t.attrs["value"] == 1
 
 
 class ArrayValue:
@@ -261,26 +273,34 @@ class ArrayValue:
         return isinstance(other, ArrayValue) and self._key == other._key
 
 
-class ArraySymbol(sympy.Symbol):
+class ArraySymbol(sympy.Dummy):
     """A constant array inside a formula: it shows its values when it is small and a name
-    (C1, C2, ...; unique per array for the life of the process) otherwise. Code never
-    prints it: programs name their arrays themselves."""
+    otherwise (C₁, C₂, ...: unique per array for the life of the process, and no
+    identifier, so never a user's name). It holds its array weakly (SymPy's caches may
+    keep formulas longer than the graph). Code never prints it: programs name their
+    arrays themselves."""
 
     def _sympystr(self, printer):
-        value = getattr(self, "value", None)
+        value = self.value() if getattr(self, "value", None) is not None else None
         if value is not None and value.size <= 12:
             return repr(value.tolist())
         return self.name
+
+    def _latex(self, printer, exp=None):
+        text = rf"\mathrm{{C}}_{{{self.name[1:].translate(_DIGITS)}}}"
+        return f"{text}^{{{exp}}}" if exp else text
 
 
 _array_names = itertools.count(1)
 
 
+_SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+_DIGITS = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")
+
+
 def _array_expr(attrs):
-    value = attrs["value"]
-    # not SymPy's cached constructor: its cache would keep the array alive
-    sym = ArraySymbol.__xnew__(ArraySymbol, f"C{next(_array_names)}")
-    sym.value = value.array
+    sym = ArraySymbol(f"C{next(_array_names)}".translate(_SUBSCRIPTS))
+    sym.value = weakref.ref(attrs["value"].array)
     return sym
 
 

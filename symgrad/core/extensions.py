@@ -35,7 +35,7 @@ class Slot:
 
 
 evaluate = Slot("computing an op on numbers, arrays and tensors", "symgrad.codegen")
-format_expr = Slot("printing a formula", "symgrad.views")
+format_tensor = Slot("printing a Tensor", "symgrad.views")
 grad_fn = Slot("the backward function of a node (x.grad_fn)", "symgrad.diff")
 requires_grad = Slot("whether a node carries a gradient (x.requires_grad)", "symgrad.diff")
 torch_function = Slot("tracing torch functions (__torch_function__)", "symgrad.torchfront")

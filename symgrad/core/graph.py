@@ -15,6 +15,7 @@ import sys
 
 from ..errors import ControlFlowError, ShapeError, UnsupportedOpError
 from . import extensions
+from .deep import deep
 from .opdef import FUNCTIONS, OPS
 from .shapes import TensorSpec, fmt_shape
 
@@ -110,24 +111,30 @@ class Tensor:
 
     def __repr__(self):
         try:
-            text = extensions.format_expr(self.expr) if count_nodes([self]) <= 200 \
+            text = extensions.format_tensor(self) if count_nodes([self]) <= 200 \
                 else f"<{self.op}>"
         except Exception:  # noqa: BLE001 - repr must never fail
             text = f"<{self.op}>"
         return f"Tensor({text}, shape={fmt_shape(self.shape)})"
 
     def __str__(self):
-        return extensions.format_expr(self.expr)
+        return extensions.format_tensor(self)
 
     # ----- expressions ---------------------------------------------------------------
     @property
     def expr(self):
-        """Closed-form SymPy expression of this node in terms of the leaves."""
+        """Closed-form SymPy expression of this node in terms of the leaves (built along
+        the graph without recursion; SymPy itself recurses, so deep graphs are built with
+        room for it, see ``deep``)."""
         if self._expr is None:
-            for node in topo_order([self]):
-                if node._expr is None:
-                    node._expr = OPS[node.op].expr(node.attrs,
-                                                   [i._expr for i in node.inputs])
+            order = topo_order([self])
+
+            def build():
+                for node in order:
+                    if node._expr is None:
+                        node._expr = OPS[node.op].expr(node.attrs,
+                                                       [i._expr for i in node.inputs])
+            deep(build, depth_of(order))
         return self._expr
 
     def local_expr(self, operands):
@@ -391,6 +398,14 @@ def topo_order(outputs):
                 if id(inp) not in seen:
                     stack.append((inp, False))
     return order
+
+
+def depth_of(order):
+    """The number of nodes on the longest path through ``order`` (a topological order)."""
+    level = {}
+    for node in order:
+        level[id(node)] = 1 + max((level[id(i)] for i in node.inputs), default=0)
+    return max(level.values(), default=0)
 
 
 def count_nodes(outputs):

@@ -22,16 +22,12 @@ import sympy
 from sympy.core.symbol import Str
 from sympy.printing.precedence import PRECEDENCE
 
-from ..errors import SymgradError
+from ..errors import RegistryError
 
 TARGETS = ("text", "latex", "numpy", "torch", "math")
 
 OPS = {}         # op name -> OpDef
 FUNCTIONS = {}   # public function name -> callable (sg.<name>), filled by the op families
-
-
-class RegistryError(SymgradError):
-    """An op defined twice, or a spelling or form that does not fit its op."""
 
 
 class Spelling:
@@ -186,13 +182,23 @@ class OpBase(sympy.Function):
         """{name: encoded value} of the parameters among the args."""
         return dict(zip(self.opdef.sympy_params or (), self.args[self.opdef.arity:]))
 
+    @property
+    def precedence(self):
+        """How tightly its text and code spelling binds (SymPy's printers parenthesise
+        by it): a call binds like a function, ``x @ y`` like a product."""
+        return PRECEDENCE[self.opdef.precedence]
+
     def _sympystr(self, printer):
         """``str()`` of a formula, by SymPy's printers too: the op's text spelling."""
         return render(self, printer, "text")
 
     def _latex(self, printer, exp=None):
         text = render(self, printer, "latex")
-        return f"{text}^{{{exp}}}" if exp else text
+        if not exp:
+            return text
+        if PRECEDENCE[self.opdef.latex_precedence] < PRECEDENCE["Func"]:
+            text = rf"\left({text}\right)"
+        return f"{text}^{{{exp}}}"
 
 
 class ArrayOp(OpBase):
@@ -231,6 +237,9 @@ class OpDef:
     sympy         (attrs, *operand exprs) -> SymPy expression; default: this op's OpBase
                   class (``sympy_class``) over the operands and ``sympy_params``
     spell         {target: Spelling} for "text", "latex", "numpy", "torch", "math"
+    precedence    how its text and code spelling binds, as SymPy's ``PRECEDENCE`` names it:
+                  "Func" for a call (the default), "Mul" for ``x @ y``, "Atom" for ``x.T``
+    latex_precedence  the same for its LaTeX spelling ("Pow" for ``x^{T}``)
     matrix        matrix notation: (m, node, *terms) -> term (``views.matrix``'s algebra m)
     elements      per-element form for ``explicit``: (attrs, *arrays, dims) -> object array
     batch         batching rule for Jacobians: (node, inputs, size) -> batched node
@@ -257,7 +266,8 @@ class OpDef:
                  elements=None, batch=None, torch_names=(), differentiable=True,
                  pointwise=False, fresh=False, scatter=False, readonly=False,
                  bool_inputs=False, wrapper=False, augmented=None, exact_operands=(),
-                 node_rule=False, key_params=None, module=None, doc=""):
+                 node_rule=False, precedence="Func", latex_precedence=None, key_params=None,
+                 module=None, doc=""):
         self.name = name
         self.inputs = tuple(inputs) if inputs is not None else None
         self.params_fn = params or no_params
@@ -282,6 +292,8 @@ class OpDef:
         self.augmented = augmented
         self.exact_operands = tuple(exact_operands)
         self.node_rule = node_rule
+        self.precedence = precedence
+        self.latex_precedence = latex_precedence or precedence
         self.key_params = key_params
         self.module = module or "symgrad.core.ops"
         self.doc = doc
@@ -294,6 +306,8 @@ class OpDef:
             if not commutative:
                 body["is_commutative"] = False
             sympy_class = type(f"{camel(name)}Op", (ArrayOp,), body)
+            module_globals = vars(sys.modules.get(self.module, sys.modules[__name__]))
+            module_globals.setdefault(sympy_class.__name__, sympy_class)   # for pickle
         self.sympy_class = sympy_class
         if sympy_class is not None:
             sympy_class.opdef = self
@@ -343,7 +357,6 @@ def defop(name, inputs, **kw):
         fn.opdef = op
         FUNCTIONS[name] = fn
         return fn
-    record.opdef = op
     return record
 
 
@@ -351,22 +364,6 @@ def public(fn):
     """Record a public function that is not an op of its own (``sg.stack``, ``sg.inv``)."""
     FUNCTIONS[fn.__name__] = fn
     return fn
-
-
-def function(name):
-    """The public function ``sg.<name>``: what rule formulas call and Tensor methods use."""
-    try:
-        return FUNCTIONS[name]
-    except KeyError:
-        raise RegistryError(f"no symgrad function named {name!r}") from None
-
-
-def opdef(name):
-    try:
-        return OPS[name]
-    except KeyError:
-        raise RegistryError(f"no op named {name!r}; known ops: {', '.join(sorted(OPS))}") \
-            from None
 
 
 # ----- default rules ---------------------------------------------------------------------

@@ -20,14 +20,14 @@ def bcast(t, shape):
     """``t`` broadcast to ``shape`` (itself when the shape already matches)."""
     if shapes_equal(t.shape, shape):
         return t
-    if t.op == "const":
+    if t.is_const:
         return const(t.attrs["value"], shape)
     return make("broadcast_to", (t,), (("shape", shape),))
 
 
 def fold(op, inputs, attrs, shape):
     """Constant folding: every input is a constant fill."""
-    if not all(i.op == "const" for i in inputs):
+    if not all(i.is_const for i in inputs):
         return None
     values = [i.attrs["value"] for i in inputs]
     value = OPS[op].expr(attrs, values)
@@ -48,7 +48,7 @@ def scalar_fills(op, inputs, attrs, shape):
     if len(inputs) < 2:
         return None
     for k, t in enumerate(inputs):
-        if t.op == "const" and t.shape:
+        if t.is_const and t.shape:
             others = [i.shape for j, i in enumerate(inputs) if j != k]
             if shapes_equal(broadcast_shapes(*others), shape):
                 new = inputs[:k] + (const(t.attrs["value"]),) + inputs[k + 1:]
@@ -60,7 +60,7 @@ def pointwise(op, rest=None):
     """The simplifier of an elementwise op: constant folding, scalar fills and implicit
     broadcasts, then the op's own rewrites ``rest``."""
     def simplify(inputs, attrs, shape):
-        if not any(i.op == "const" or i.op == "broadcast_to" for i in inputs):
+        if not any(i.is_const or i.op == "broadcast_to" for i in inputs):
             return rest(inputs, attrs, shape) if rest else None
         folded = fold(op, inputs, attrs, shape)
         if folded is not None:
@@ -103,7 +103,7 @@ def _merge_wheres(op, x, y, shape):
 
 def _scaled(t):
     """(c, x) for t = c*x with c a scalar constant, else None."""
-    if t.op == "mul" and t.inputs[0].op == "const" and not t.inputs[0].shape:
+    if t.op == "mul" and t.inputs[0].is_const and not t.inputs[0].shape:
         return t.inputs[0].attrs["value"], t.inputs[1]
     return None
 
@@ -139,7 +139,7 @@ def add(inputs, attrs, shape):
         merged = _common_factor("add", x, y, shape)
     if merged is not None:
         return merged
-    if y.op == "const" and x.op != "const":
+    if y.is_const and not x.is_const:
         return make("add", (y, x))
     if y.op == "neg":
         return make("sub", (x, y.inputs[0]))
@@ -168,15 +168,15 @@ def mul(inputs, attrs, shape):
         return bcast(y, shape)
     if is_one(y):
         return bcast(x, shape)
-    if y.op == "const" and x.op != "const":
+    if y.is_const and not x.is_const:
         return make("mul", (y, x))
-    if x.op == "const" and x.attrs["value"] == -1:
+    if x.is_const and x.attrs["value"] == -1:
         return bcast(make("neg", (y,)), shape)
-    if x.op == "const" and not x.shape and y.op == "mul" and y.inputs[0].op == "const" \
+    if x.is_const and not x.shape and y.op == "mul" and y.inputs[0].is_const \
             and not y.inputs[0].shape:
         return make("mul", (const(x.attrs["value"] * y.inputs[0].attrs["value"]),
                             y.inputs[1]))
-    if x.op == "const" and not x.shape and y.op == "neg":
+    if x.is_const and not x.shape and y.op == "neg":
         return make("mul", (const(-x.attrs["value"]), y.inputs[0]))
     if x.op == "neg" and y.op == "neg":
         return make("mul", (x.inputs[0], y.inputs[0]))
@@ -213,7 +213,7 @@ def pow(inputs, attrs, shape):
         return bcast(x, shape)
     if is_zero(y) or is_one(x):
         return const(S.One, shape)
-    if y.op == "const" and not y.shape and y.attrs["value"] == 2:
+    if y.is_const and not y.shape and y.attrs["value"] == 2:
         return bcast(make("square", (x,)), shape)
     return None
 
@@ -222,7 +222,7 @@ def logical(absorbing):
     """x & False -> False, x & True -> x (and the same for | with True)."""
     def simplify(inputs, attrs, shape):
         for k, t in enumerate(inputs):
-            if t.op == "const":
+            if t.is_const:
                 if bool(t.attrs["value"]) == absorbing:
                     return const(absorbing, shape)
                 other = inputs[1 - k]
@@ -240,7 +240,7 @@ def same(inputs, attrs, shape):
 
 def where(inputs, attrs, shape):
     c, x, y = inputs
-    if c.op == "const":
+    if c.is_const:
         return bcast(x if c.attrs["value"] else y, shape)
     if x is y:
         return bcast(x, shape)
@@ -256,7 +256,7 @@ def where(inputs, attrs, shape):
 
 def cast(inputs, attrs, shape):
     (c,) = inputs
-    if c.op == "const":
+    if c.is_const:
         return const(S.One if c.attrs["value"] else S.Zero, shape)
     return None
 
@@ -274,7 +274,7 @@ def reduction(kind):
         (x,) = inputs
         if not attrs["axis"]:
             return x
-        if x.op == "const":
+        if x.is_const:
             value = x.attrs["value"]
             if kind == "sum":
                 value = value * numel([x.shape[a] for a in attrs["axis"]])
@@ -288,7 +288,7 @@ def transpose(inputs, attrs, shape):
     axes = attrs["axes"]
     if axes == tuple(range(len(axes))):
         return x
-    if x.op == "const":
+    if x.is_const:
         return const(x.attrs["value"], shape)
     if x.op == "transpose":
         inner = x.attrs["axes"]
@@ -302,7 +302,7 @@ def reshape_like(inputs, attrs, shape):
     (x,) = inputs
     if shapes_equal(x.shape, shape):
         return x
-    if x.op == "const":
+    if x.is_const:
         return const(x.attrs["value"], shape)
     if x.op in ("reshape", "squeeze", "unsqueeze"):
         inner = x.inputs[0]
@@ -316,7 +316,7 @@ def broadcast(inputs, attrs, shape):
     (x,) = inputs
     if shapes_equal(x.shape, shape):
         return x
-    if x.op == "const":
+    if x.is_const:
         return const(x.attrs["value"], shape)
     if x.op == "broadcast_to":
         return make("broadcast_to", x.inputs, (("shape", shape),))

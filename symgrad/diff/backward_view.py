@@ -5,19 +5,19 @@
 input: the input's own ``grad_fn``, an ``AccumulateGrad`` for a symbol, ``None`` for an
 input that carries no gradient), and ``saved``: the symbolic values the rule's VJP
 formulas read, named like PyTorch's ``_saved_other``. Only inputs that need a gradient
-count: for ``e = c * d`` with ``d`` a constant, ``saved`` is ``{"_saved_y": d}`` (seed 001).
+count: for ``e = c * d`` with ``d`` a constant, ``saved`` is ``{"_saved_y": d}``.
 
 Views are cached in the node's ``backward_view`` slot, so ``next_functions[0][0] is
 x.grad_fn`` holds as in PyTorch, and walking a graph is linear.
 """
 from ..core import extensions
-from ..core.opdef import camel
+from ..core.opdef import OPS, camel
 from ..errors import SymgradError, UnsupportedOpError
 from .reverse import rule_for
 
 _NO_GRAD = False  # cached in Tensor.backward_view: the node carries no gradient
 # PyTorch's names for the first and second input of a backward (``_saved_other`` in
-# seed 001); None when that input is not saved, as in PyTorch.
+# PyTorch's grad_fn); None when that input is not saved, as in PyTorch.
 TORCH_NAMES = {"_saved_self": 0, "_saved_other": 1}
 
 
@@ -182,7 +182,7 @@ def _state(node):
 
 
 def _compute(n):
-    if n.op == "symbol":
+    if n.is_symbol:
         return AccumulateGrad(n)
     if not n.inputs:
         return _NO_GRAD
@@ -193,7 +193,7 @@ def _compute(n):
     if not any((rule is None or rule.input_differentiable(i)) and i_node.backward_view is not _NO_GRAD
                for i, i_node in enumerate(n.inputs)):
         return _NO_GRAD
-    if n.op == "custom":
+    if OPS[n.op].node_rule:
         first = n.attrs["rule"].outputs(n)[0]   # one view for all outputs, as in torch
         if first.backward_view is None:
             first.backward_view = FunctionBackward(first)
@@ -211,7 +211,7 @@ def _edge(x):
     state = _state(x)
     if state is _NO_GRAD:
         return (None, 0)
-    return (state, x.attrs.get("index", 0) if x.op == "custom" else 0)
+    return (state, x.attrs.get("index", 0) if OPS[x.op].node_rule else 0)
 
 
 def grad_fn(node):

@@ -61,11 +61,13 @@ def batch(outputs, batched, size):
         value = rule(node, ins, size) if rule is not None else None
         if value is None:
             if not isinstance(size, int):
+                why = ("has no batching rule" if rule is None else
+                       "has a batching rule that does not cover these shapes")
                 raise BatchingError(
-                    f"op '{node.op}' (shape {fmt_shape(node.shape)}) has no batching rule, "
-                    f"so a Jacobian through it needs a concrete number of rows or columns "
-                    f"(here {size}); give concrete sizes (shapes={{...: (3, 2)}}) or give "
-                    "the op a batch rule in its OpDef")
+                    f"op '{node.op}' (shape {fmt_shape(node.shape)}) {why}, so a Jacobian "
+                    f"through it needs a concrete number of rows or columns (here {size}); "
+                    "give concrete sizes (shapes={...: (3, 2)}) or extend the op's batch "
+                    "rule in its OpDef")
             value = rules_of_batching.one_by_one(node, ins, size)
         vals[id(node)] = (value, True)
     out = []

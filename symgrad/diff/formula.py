@@ -30,7 +30,8 @@ CONSTANTS = {"pi": sympy.pi}
 def formula_functions():
     """Every function a formula may call: symgrad's public functions and the rule
     helpers (looked up when a formula is compiled, so ops registered later count)."""
-    fns = {name: fn for name, fn in OP_FUNCTIONS.items() if name not in ("symbol", "as_tensor")}
+    fns = {name: fn for name, fn in OP_FUNCTIONS.items()
+           if getattr(fn, "opdef", None) is not None and name != "symbol"}
     fns.update({name: getattr(helpers, name) for name in helpers.__all__})
     return fns
 
@@ -53,11 +54,11 @@ class Formula:
 class _Compiler:
     """Turns a whitelisted ``ast`` expression into nested closures over an env dict."""
 
-    def __init__(self, allowed, where):
+    def __init__(self, allowed, where, functions):
         self.allowed = allowed
         self.where = where
         self.names = set()
-        self.functions = formula_functions()
+        self.functions = functions
 
     def fail(self, node, msg):
         file, line, op = self.where
@@ -142,14 +143,16 @@ class _Compiler:
                               **{k: v(env) for k, v in kwargs.items()})
 
 
-def compile_formula(text, allowed, where):
+def compile_formula(text, allowed, where, functions=None):
+    """``text`` as a Formula; ``functions`` (default ``formula_functions()``) are what it
+    may call."""
     file, line, op = where
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as e:
         raise RuleError(f"{file}:{line}: rule {op}: syntax error in formula {text!r}: "
                         f"{e.msg}") from None
-    c = _Compiler(allowed, where)
+    c = _Compiler(allowed, where, functions or formula_functions())
     fn = c.compile(tree)
     return Formula(text.strip(), fn, c.names)
 

@@ -15,22 +15,21 @@ On symbolic Tensors ``Exp.apply(x)`` works in four steps (``_apply_symbolic``):
    input, an output or an intermediate. A Tensor from outside the Function inside it is
    an error: ``backward`` returns no gradient for it.
 2. ``backward`` is traced once, on new placeholders: one per saved tensor and one per
-   output gradient. Its gradients may depend on those and on constants only (seed 002).
+   output gradient. Its gradients may depend on those and on constants only.
    Anything else in them (an intermediate kept on ``ctx`` or in a closure, a Tensor from
    outside) is a capture and an error: the next differentiation would treat it as a
-   constant and double backward would be silently wrong (seed 003,
-   ``simple_variable_wrong``).
+   constant and double backward would be silently wrong.
 3. The application is recorded in the outer graph. The forward graph is replayed on the
    actual inputs (its values are shared and compiled like any others) and each output is
    a ``custom`` node with inputs (every output's forward value, *Tensor arguments, *saved
    intermediates). The node carries its own rule in ``attrs["rule"]`` (read by
-   ``autodiff.rule_for``): its VJP is the traced backward with the placeholders replaced
+   ``diff.reverse.rule_for``): its VJP is the traced backward with the placeholders replaced
    by the saved values (read from the node's inputs) and the incoming gradient. The
    forward values get no gradient: the custom backward stands for their derivative.
 4. A saved intermediate is promoted to a hidden output: its replayed node is an input of
    the custom nodes and the backward reads that node. Differentiating the backward again
    sends gradient into it, and from it through the forward's own ops to the inputs:
-   seed 003's fix for ``simple_variable``, where ``t`` had to become an output of the tape.
+   the fix for an aggregate op whose intermediate ``t`` must become an output of the tape.
 
 Forward mode (``sg.jvp``, the outer sweep of ``sg.hessian``) differentiates the forward's
 own ops. On numbers and arrays ``apply`` just runs ``forward``; on torch tensors it runs as
@@ -184,7 +183,7 @@ class Application:
         self.grad_ph = []
         self.grads = []           # backward's result per Tensor argument, over placeholders
 
-    # the interface of a Rule, as autodiff uses it
+    # the interface of a Rule, as the sweeps use it
     differentiable = True
 
     @property
@@ -205,7 +204,7 @@ class Application:
 
     def hidden(self, node):
         """The saved intermediates: inputs of the node, so gradients of gradients reach
-        the arguments through them (seed 003's ``simple_variable`` fix)."""
+        the arguments through them."""
         return node.inputs[self.n_values + self.n_args:]
 
     def saved(self, node):
@@ -271,7 +270,7 @@ defop("custom", None, sympy=lambda attrs, *operands: operands[attrs["index"]],
 
 
 def _leaf_symbols(nodes):
-    return [n for n in topo_order([n for n in nodes if n is not None]) if n.op == "symbol"]
+    return [n for n in topo_order([n for n in nodes if n is not None]) if n.is_symbol]
 
 
 def _check_forward(app, nodes, placeholders):

@@ -161,7 +161,7 @@ def pow_grad_exponent(grad, x, y, result):
 
 
 def _constant(t):
-    return t.attrs["value"] if isinstance(t, Tensor) and t.op == "const" else None
+    return t.attrs["value"] if isinstance(t, Tensor) and t.is_const else None
 
 
 def _and(a, b):

@@ -12,7 +12,7 @@ import yaml
 
 from ..core.opdef import OPS
 from ..errors import NotDifferentiableError, RuleError
-from .formula import Formula, compile_formula
+from .formula import Formula, compile_formula, formula_functions
 
 NON_DIFFERENTIABLE = "non_differentiable"
 
@@ -173,7 +173,7 @@ def parse_rules(text, file):
         return []
     if not isinstance(root, yaml.SequenceNode):
         raise RuleError(f"{file}:1: a rule file is a list of rules ('- op: ...')")
-    rules = []
+    rules, functions = [], formula_functions()
     for item in root.value:
         fields, line = _entry(item, file)
         if "op" not in fields:
@@ -197,14 +197,14 @@ def parse_rules(text, file):
         for key, (text, fline) in fields.items():
             where = (file, fline, name)
             if key == "jvp":
-                jvp = compile_formula(text, base | {i + "_t" for i in inputs}, where)
+                jvp = compile_formula(text, base | {i + "_t" for i in inputs}, where, functions)
             elif key in inputs:
                 if text.strip() == NON_DIFFERENTIABLE:
                     vjp[key] = NON_DIFFERENTIABLE
                 elif text.strip().startswith("not_implemented"):
                     vjp[key] = _not_implemented(text, where)
                 else:
-                    vjp[key] = compile_formula(text, base | {"grad"}, where)
+                    vjp[key] = compile_formula(text, base | {"grad"}, where, functions)
             else:
                 raise RuleError(f"{file}:{fline}: rule {name}: '{key}' is neither an input "
                                 f"({', '.join(inputs)}) nor 'jvp'")

@@ -48,7 +48,6 @@ def torch_op(*names):
             if name in TORCH_FUNCTIONS:
                 raise ValueError(f"torch front end: {name} is mapped twice")
             TORCH_FUNCTIONS[name] = handler
-        _tables.clear()   # a mapping added after the first dispatch counts
         return handler
     return register
 
@@ -84,15 +83,15 @@ def resolve(name):
     return None
 
 
-_tables = {}   # cached views of the table, rebuilt when a mapping or an op is added
+_tables = {}   # views of the table, by the registry sizes they were built from
 
 
 def table():
     """{dotted torch name: handler}: the handlers of their own, and the generic handler
     for every torch name an OpDef gives."""
-    key = ("names", len(OPS))
-    if key not in _tables:
-        _tables.clear()
+    key = ("names", len(OPS), len(TORCH_FUNCTIONS))
+    merged = _tables.get(key)
+    if merged is None:
         merged = dict(TORCH_FUNCTIONS)
         for op in OPS.values():
             for name in op.torch_names:
@@ -101,13 +100,14 @@ def table():
                                      f"and by the OpDef of {op.name})")
                 merged[name] = op_handler(op, name)
         _tables[key] = merged
-    return _tables[key]
+    return merged
 
 
 def by_callable():
     """{torch callable: (dotted name, handler)}, for ``dispatch``."""
-    key = ("callables", len(OPS))
-    if key not in _tables:
+    key = ("callables", len(OPS), len(TORCH_FUNCTIONS))
+    found = _tables.get(key)
+    if found is None:
         found = {}
         for name, handler in table().items():
             obj = resolve(name)
@@ -117,7 +117,7 @@ def by_callable():
             if isinstance(obj, (staticmethod, classmethod)):
                 found.setdefault(obj.__func__, (name, handler))
         _tables[key] = found
-    return _tables[key]
+    return found
 
 
 # torch's argument names, read as an op's: an operand by position, or a parameter
@@ -134,17 +134,20 @@ def op_handler(op, name):
 
     def handler(*args, **kwargs):
         args = list(args)
+        reject(name, out=kwargs.pop("out", None))
+        kwargs.pop("inplace", None)
+        if "dtype" in kwargs:
+            check_float_dtype(name, kwargs.pop("dtype"))
+        operands = sorted((TORCH_ARGUMENTS[key], key) for key in kwargs
+                          if isinstance(TORCH_ARGUMENTS.get(key), int)
+                          and key not in signature.parameters)
+        for position, key in operands:
+            if position != len(args):
+                raise unsupported(name, args, kwargs, f"operand {key}= given without the "
+                                  "operands before it")
+            args.append(kwargs.pop(key))
         for key in list(kwargs):
-            value = kwargs[key]
-            if key == "out" and value is None or key == "inplace":
-                del kwargs[key]
-            elif key == "dtype":
-                check_float_dtype(name, kwargs.pop(key))
-            elif isinstance(TORCH_ARGUMENTS.get(key), int) and key not in signature.parameters:
-                if TORCH_ARGUMENTS[key] != len(args):
-                    raise unsupported(name, args, kwargs, f"argument {key}= out of order")
-                args.append(kwargs.pop(key))
-            elif key in TORCH_ARGUMENTS and key not in signature.parameters:
+            if key in TORCH_ARGUMENTS and key not in signature.parameters:
                 kwargs[TORCH_ARGUMENTS[key]] = kwargs.pop(key)
         try:
             bound = signature.bind(*args, **kwargs)

@@ -484,7 +484,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if attn_mask is not None:
         is_bool = _is_bool(attn_mask)
         scores = sgo.where(attn_mask, scores, -math.inf) if is_bool else scores + attn_mask
-        if isinstance(attn_mask, Tensor) and attn_mask.op in ("array", "const"):
+        if isinstance(attn_mask, Tensor) and (attn_mask.is_array or attn_mask.is_const):
             allowed = constant_array(name, attn_mask, "")
             allowed = allowed if is_bool else allowed > -math.inf
             dead = ~allowed.any(axis=-1, keepdims=True)
@@ -569,7 +569,7 @@ def _additive_mask(name, mask):
     if mask is None:
         return None
     if _is_bool(mask):
-        if mask.op in ("array", "const"):
+        if mask.is_array or mask.is_const:
             import numpy
             return numpy.where(constant_array(name, mask, ""), -math.inf, 0.0)
         return sgo.where(mask, -math.inf, 0.0)

@@ -5,13 +5,10 @@ from the op's (``max``/``min`` returning indices, ``var``/``std`` with ``unbiase
 import math
 
 from ..core import ops as sgo
-from ..core.build import const
-from ..core.graph import Tensor
-from ..core.shapes import fmt_shape, normalize_axis, numel
-from ..errors import ShapeError, UnsupportedOpError
-from .dispatch import (Unavailable, check_float_dtype, constant_array, dim_arg, is_tensorlike,
-                       rank_of, reject, shape_of, sizes_arg, tensor_property, torch_op,
-                       unsupported)
+from ..core.shapes import fmt_shape
+from ..errors import ShapeError
+from .dispatch import (Unavailable, check_float_dtype, dim_arg, is_tensorlike, rank_of,
+                       reject, shape_of, torch_op, unsupported)
 
 
 @torch_op("Tensor.__rmatmul__")

@@ -5,13 +5,8 @@ and ``masked_fill`` with boolean conditions."""
 import math
 
 from ..core import ops as sgo
-from ..core.build import const
 from ..core.graph import Tensor
-from ..core.shapes import fmt_shape, normalize_axis, numel
-from ..errors import ShapeError, UnsupportedOpError
-from .dispatch import (Unavailable, check_float_dtype, constant_array, dim_arg, is_tensorlike,
-                       rank_of, reject, shape_of, sizes_arg, tensor_property, torch_op,
-                       unsupported)
+from .dispatch import reject, torch_op, unsupported
 
 
 def _unary(names, fn):

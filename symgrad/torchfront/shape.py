@@ -7,10 +7,9 @@ from ..core import ops as sgo
 from ..core.build import const
 from ..core.graph import Tensor
 from ..core.shapes import broadcast_shapes, fmt_shape, normalize_axis, numel
-from ..errors import ShapeError, UnsupportedOpError
-from .dispatch import (Unavailable, check_float_dtype, constant_array, dim_arg, is_tensorlike,
-                       rank_of, reject, shape_of, sizes_arg, tensor_property, torch_op,
-                       unsupported)
+from ..errors import ShapeError
+from .dispatch import (check_float_dtype, constant_array, rank_of, reject, shape_of,
+                       sizes_arg, tensor_property, torch_op, unsupported)
 from .pointwise import as_bool
 
 

@@ -10,7 +10,8 @@ arrays, inverses and determinants with SymPy's ``Matrix``, max/min with SymPy's
 import numpy
 import sympy
 
-from ..core.graph import topo_order
+from ..core.deep import deep
+from ..core.graph import depth_of, topo_order
 from ..core.opdef import OPS
 from ..core.ops.elements import ElementContext
 from ..errors import ShapeError, UnsupportedOpError
@@ -71,11 +72,25 @@ def _apply(node, ins, dims):
                              f"OpDef elements=... in {opdef.module}")
 
 
-def evaluate(outputs, dims):
+MAX_SIMPLIFY = 300   # graph nodes; SymPy's simplification of larger closed forms walks
+                     # them as trees, which can take exponential time
+
+
+def explicit(outputs, dims, simplify=True):
+    """Per-element closed forms of ``outputs`` (SymPy expressions or arrays) with the dims
+    in ``dims`` ({Symbol: int}); SymPy recurses as deep as the graph (``core.deep``).
+    ``simplify`` applies to graphs of at most ``MAX_SIMPLIFY`` nodes."""
+    order = topo_order([o for o in outputs if o is not None])
+    simplify = simplify and len(order) <= MAX_SIMPLIFY
+    return deep(lambda: [to_sympy(a, simplify) for a in evaluate(outputs, dims, order)],
+                depth_of(order))
+
+
+def evaluate(outputs, dims, order=None):
     """Element arrays of ``outputs`` with the dims in ``dims`` ({Symbol: int}); the
     elements of the inputs are named so that no two names in the result are equal."""
     values = {}
-    order = topo_order([o for o in outputs if o is not None])
+    order = order or topo_order([o for o in outputs if o is not None])
     taken = {n.name for n in order if n.is_symbol} | {str(d) for d in dims}
     for node in order:
         if node.is_symbol:

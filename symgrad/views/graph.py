@@ -32,13 +32,21 @@ def _label(fn):
     return None
 
 
+MAX_INDENT = 24   # levels; deeper functions are printed at this indentation with their level
+
+
 def graph_text(y):
-    """The text ``print_graph`` prints."""
+    """The text ``print_graph`` prints: one line per function, children indented under
+    their parent down to ``MAX_INDENT`` levels, deeper ones marked with their level (so
+    the text stays linear in the size of the graph however deep it is)."""
     lines, seen = [], set()
     stack = [(_root(y), 0)]
     while stack:
-        fn, indent = stack.pop()
-        text = " " * indent + repr(fn)
+        fn, level = stack.pop()
+        text = "    " * min(level, MAX_INDENT)
+        if level > MAX_INDENT:
+            text += f"[{level}] "
+        text += repr(fn)
         label = _label(fn)
         if label:
             text += f"  {label}"
@@ -49,13 +57,13 @@ def graph_text(y):
         lines.append(text)
         for nxt, _ in reversed(fn.next_functions):
             if nxt is not None:
-                stack.append((nxt, indent + 4))
+                stack.append((nxt, level + 1))
     return "\n".join(lines)
 
 
 def print_graph(y, file=None):
     """Print the backward graph of ``y`` (a Tensor or a grad_fn) as an indented tree, as
-    seed 000 does; a function reached twice is expanded once."""
+    PyTorch users draw it; a function reached twice is expanded once."""
     print(graph_text(y), file=file)
 
 

@@ -12,7 +12,8 @@ from sympy.printing.str import StrPrinter
 
 from ..core import extensions
 from ..core.build import gc_paused
-from ..core.graph import topo_order
+from ..core.deep import deep
+from ..core.graph import depth_of, topo_order
 from ..core.program import Program, TemplateCache
 from ..core.shapes import fmt_shape
 
@@ -31,7 +32,19 @@ def format_expr(expr):
     return _str_printer.doprint(expr)
 
 
-extensions.format_expr.provide(format_expr)
+MAX_CLOSED_FORM = 200   # nodes; a larger graph prints with shared subexpressions named
+
+
+@extensions.format_tensor.provide
+def format_tensor(node):
+    """A Tensor as text: its closed form, or for a large graph (whose closed form can be
+    exponentially long) the form with shared subexpressions named."""
+    order = topo_order([node])
+    if sum(1 for n in order if n.inputs) <= MAX_CLOSED_FORM:
+        return deep(lambda: format_expr(node.expr), depth_of(order))
+    (expr,), named = shared_forms([node])
+    lines = [format_expr(expr)] + [f"  {s} = {format_expr(e)}" for s, e, _ in named]
+    return "\n".join(lines[:1] + ["where"] + lines[1:]) if named else lines[0]
 
 
 # ----- formulas with shared subexpressions named ---------------------------------------

@@ -217,7 +217,8 @@ def _index_elements(ctx, x):
     return numpy.asarray(x[_concrete_index(ctx, ctx.attrs["index"])], dtype=object)
 
 
-@defop("index", ("x",), sympy=_index_form, sympy_class=Index, sympy_params=("index",), params=_index_params,
+@defop("index", ("x",), sympy=_index_form, sympy_class=Index, sympy_params=("index",),
+       params=_index_params, precedence="Atom", latex_precedence="Pow",
        shape=_index_shape,
        text=lambda x, index: f"{x:atom}[{index_text(index.printer, index.expr)}]",
        latex=lambda x, index: f"{x:atom}_{{[{index_text(_TEXT, index.expr)}]}}",

@@ -3,7 +3,6 @@ slogdet, solve, cholesky, tril/triu and the 2-norm. Derivatives: rules/linalg.ya
 """
 import numpy
 import sympy
-
 from ...errors import ShapeError
 from ..build import apply, leaf, make
 from ..graph import Tensor
@@ -12,8 +11,7 @@ from ..shapes import as_dim, broadcast_shapes, dims_match, fmt_shape
 from .. import simplify as simp
 from . import batching, elements, reductions, shape as shape_ops
 from .pointwise import sign
-from .reductions import (REDUCE_PARAMS, numpy_reduce, reduce_params, reduce_shape,
-                         reduce_text, torch_reduce)
+from .reductions import REDUCE_PARAMS, reduce_params, reduce_shape, reduce_text, torch_reduce
 
 
 def _call_latex(name):
@@ -99,6 +97,7 @@ def _matmul_batch(node, ins, size):
 
 
 @defop("matmul", ("x", "y"), shape=_matmul_shape, simplify=simp.matmul, commutative=False,
+       precedence="Mul",
        text="{x:mul}@{y:pow}", latex="{x:mul} {y:mul}", numpy="{x:mul} @ {y:pow}",
        torch="{x:mul} @ {y:pow}", matrix=lambda m, node, x, y: m.matmul(node, x, y),
        elements=lambda ctx, x, y: numpy.matmul(x, y), batch=_matmul_batch,
@@ -120,7 +119,7 @@ def _dot_batch(node, ins, size):
     return matmul(x, y) if bx else matmul(y, x)
 
 
-@defop("dot", ("x", "y"), shape=_dot_shape, text="dot({x}, {y})",
+@defop("dot", ("x", "y"), shape=_dot_shape, text="dot({x}, {y})", latex_precedence="Mul",
        latex="{x:pow}^{{T}} {y:mul}", numpy="numpy.dot({x}, {y})", torch="torch.dot({x}, {y})",
        matrix=lambda m, node, x, y: m.mm(m.T(x), y),
        elements=lambda ctx, x, y: numpy.sum(x * y), batch=_dot_batch)
@@ -141,7 +140,7 @@ def _outer_batch(node, ins, size):
     return col * row
 
 
-@defop("outer", ("x", "y"), shape=_outer_shape, text="outer({x}, {y})",
+@defop("outer", ("x", "y"), shape=_outer_shape, text="outer({x}, {y})", latex_precedence="Mul",
        latex="{x:mul} {y:pow}^{{T}}", numpy="numpy.outer({x}, {y})",
        torch="torch.outer({x}, {y})", matrix=lambda m, node, x, y: m.mm(x, m.T(y)),
        elements=lambda ctx, x, y: numpy.multiply.outer(x, y), batch=_outer_batch,
@@ -227,7 +226,7 @@ def eye(n):
 
 # ----- inverses and determinants ---------------------------------------------------------------
 
-@defop("inverse", ("x",), shape=square_to(lambda s: s), text="inv({x})",
+@defop("inverse", ("x",), shape=square_to(lambda s: s), text="inv({x})", latex_precedence="Pow",
        latex="{x:pow}^{{-1}}", numpy="numpy.linalg.inv({x})", torch="torch.linalg.inv({x})",
        matrix=lambda m, node, x: m.inv(x),
        elements=lambda ctx, x: elements.array(elements.matrix(x).inv(), x.shape),
@@ -258,7 +257,7 @@ _LOGDET = ("def _logdet(x):\n"
            "    return logabs if sign > 0 else (-math.inf if sign == 0 else math.nan)")
 
 
-@defop("logdet", ("x",), shape=square_to(lambda s: ()), text="logdet({x})",
+@defop("logdet", ("x",), shape=square_to(lambda s: ()), text="logdet({x})", latex_precedence="Mul",
        latex=r"\log \det {x:pow}", numpy=("_logdet({x})", {"_logdet": _LOGDET}),
        torch="torch.logdet({x})", matrix=lambda m, node, x: m.fn("log det", x),
        elements=lambda ctx, x: sympy.log(elements.matrix(x).det()),
@@ -313,6 +312,7 @@ def _solve_batch(node, ins, size):
 
 
 @defop("solve", ("a", "b"), shape=_solve_shape, commutative=False, text="solve({a}, {b})",
+       latex_precedence="Mul",
        latex="{a:pow}^{{-1}} {b:mul}", numpy="numpy.linalg.solve({a}, {b})",
        torch="torch.linalg.solve({a}, {b})", matrix=lambda m, node, a, b: m.mm(m.inv(a), b),
        elements=_solve_elements, batch=_solve_batch)

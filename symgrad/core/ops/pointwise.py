@@ -341,10 +341,12 @@ def _log1p_expr(attrs, x):
     return S.NegativeInfinity if (sympy.sympify(x) + 1).is_zero else sym_log1p(x)
 
 
-def _unary(name, sympy_form, *, aliases=(), specific=None, **kw):
+def _unary(name, sympy_form, *, aliases=(), also=(), specific=None, **kw):
+    """``defop`` of an elementwise function of one operand; ``aliases`` are other torch
+    names of it (``torch.<alias>`` and the method), ``also`` more torch callables."""
     names = (name,) + tuple(aliases)
     kw.setdefault("torch_names", tuple(f"torch.{n}" for n in names)
-                  + tuple(f"torch.Tensor.{n}" for n in names))
+                  + tuple(f"torch.Tensor.{n}" for n in names) + tuple(also))
     kw.setdefault("matrix", lambda m, node, x: m.fn(name, x))
     @elementwise(name, ("x",), sympy_form, specific, **kw)
     def op(x):
@@ -362,10 +364,8 @@ neg = _unary("neg", lambda attrs, x: -x, aliases=("negative",), specific=simp.ne
              wrapper=True, matrix=lambda m, node, x: m.neg(x))
 exp = _unary("exp", lambda attrs, x: sympy.exp(x))
 log = _unary("log", _log_expr)
-log1p = _unary("log1p", _log1p_expr)
-log1p.opdef.torch_names += _special("log1p")
-expm1 = _unary("expm1", lambda attrs, x: sym_expm1(x))
-expm1.opdef.torch_names += _special("expm1")
+log1p = _unary("log1p", _log1p_expr, also=_special("log1p"))
+expm1 = _unary("expm1", lambda attrs, x: sym_expm1(x), also=_special("expm1"))
 sqrt = _unary("sqrt", lambda attrs, x: sympy.sqrt(x))
 square = _unary("square", lambda attrs, x: x ** 2,
                 matrix=lambda m, node, x: m.power(node, x, 2))
@@ -377,11 +377,9 @@ acos = _unary("acos", lambda attrs, x: sympy.acos(x), aliases=("arccos",))
 atan = _unary("atan", lambda attrs, x: sympy.atan(x), aliases=("arctan",))
 sinh = _unary("sinh", lambda attrs, x: sympy.sinh(x))
 cosh = _unary("cosh", lambda attrs, x: sympy.cosh(x))
-tanh = _unary("tanh", lambda attrs, x: sympy.tanh(x))
-tanh.opdef.torch_names += ("torch.nn.functional.tanh",)
+tanh = _unary("tanh", lambda attrs, x: sympy.tanh(x), also=("torch.nn.functional.tanh",))
 abs = _unary("abs", lambda attrs, x: sympy.Abs(x), aliases=("absolute",))
-erf = _unary("erf", lambda attrs, x: sympy.erf(x))
-erf.opdef.torch_names += _special("erf")
+erf = _unary("erf", lambda attrs, x: sympy.erf(x), also=_special("erf"))
 sign = _unary("sign", lambda attrs, x: sympy.sign(x), aliases=("sgn",))
 
 
@@ -394,12 +392,11 @@ def _sigmoid_numpy(x):
 sigmoid = _unary("sigmoid", Sigmoid, text="sigmoid({x})", latex=r"\sigma\left({x}\right)",
                   numpy=_sigmoid_numpy, torch="torch.sigmoid({x})",
                   math="(1.0/(1.0 + math.exp(-{x:mul})))",
-                  matrix=lambda m, node, x: m.fn("σ", x))
-sigmoid.opdef.torch_names += _special("expit") + ("torch.nn.functional.sigmoid",)
+                  matrix=lambda m, node, x: m.fn("σ", x),
+                  also=_special("expit") + ("torch.nn.functional.sigmoid",))
 relu = _unary("relu", Relu, text="relu({x})", latex=r"\operatorname{{relu}}\left({x}\right)",
                numpy="numpy.maximum({x}, 0.0)", torch="torch.relu({x})",
-               math="max({x}, 0.0)")
-relu.opdef.torch_names += ("torch.nn.functional.relu",)
+               math="max({x}, 0.0)", also=("torch.nn.functional.relu",))
 softplus = _unary("softplus", Softplus, text="softplus({x})",
                    latex=r"\operatorname{{softplus}}\left({x}\right)",
                    numpy="numpy.logaddexp(0.0, {x})",
@@ -414,7 +411,7 @@ _FLIPPED = {"gt": "lt", "ge": "le", "lt": "gt", "le": "ge", "eq": "eq", "ne": "n
 
 
 def _is_constant(x):
-    return not isinstance(x, Tensor) or x.op == "const"
+    return not isinstance(x, Tensor) or x.is_const
 
 
 def _comparison(name, relation, sign, aliases=()):

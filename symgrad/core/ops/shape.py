@@ -59,7 +59,8 @@ def _transpose_batch(node, ins, size):
     return apply("transpose", ins[0][0], axes=(0,) + tuple(a + 1 for a in node.attrs["axes"]))
 
 
-@defop("transpose", ("x",), wrapper=True, params=_transpose_params,
+@defop("transpose", ("x",), wrapper=True, params=_transpose_params, precedence="Atom",
+       latex_precedence="Pow",
        shape=lambda op, s, a: tuple(s[0][i] for i in a["axes"]), simplify=simp.transpose,
        text=_transpose_code("transpose"), latex=_transpose_latex,
        numpy=_transpose_code("numpy.transpose"), torch=_transpose_code("torch.permute"),

@@ -39,15 +39,28 @@ class Reader:
         self.memo = {}
 
     def term(self, node, top=False):
+        """``node`` as a term: its name if it has one (unless ``top``), else its reading.
+        Readings are made inputs first, iteratively, so deep graphs never recurse."""
         key = id(node)
         if not top and key in self.names:
             return sym(self.names[key])
-        if key not in self.memo or top:
-            t = self._read(node)
-            if top:
-                return t
-            self.memo[key] = t
+        if key not in self.memo:
+            self._read_below(node)
         return self.memo[key]
+
+    def _read_below(self, node):
+        """Read ``node`` and every unread node it needs (named inputs stand as symbols)."""
+        stack = [(node, False)]
+        while stack:
+            n, ready = stack.pop()
+            if id(n) in self.memo:
+                continue
+            if ready:
+                self.memo[id(n)] = self._read(n)
+                continue
+            stack.append((n, True))
+            stack.extend((i, False) for i in n.inputs
+                         if id(i) not in self.memo and id(i) not in self.names)
 
     def _read(self, node):
         if node.is_symbol:
