@@ -124,3 +124,103 @@ def test_explicit_element_names_never_equal_an_input():
     e0, e1 = (sympy.Symbol(f"x[{i}]", real=True) for i in range(2))
     assert list(ex["x"]) == [2 * e0 * x_0, 2 * e1 * x_0]
     assert ex["x_0"] == e0 ** 2 + e1 ** 2
+
+
+# ----- torch's answer at the edges ---------------------------------------------------------
+
+def torch_grads(f, *values):
+    ts = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in values]
+    return [g.numpy() for g in torch.autograd.grad(f(*ts), ts, allow_unused=True,
+                                                    materialize_grads=True)]
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+@pytest.mark.parametrize("op", ["maximum", "minimum"])
+def test_extrema_at_nan_split_the_gradient_like_torch(op, backend):
+    def f(x, y):
+        return sg.sum(getattr(sg, op)(x, y) * (x + 2))
+
+    x, y = np.array([np.nan, 1.0, 2.0, 2.0]), np.array([1.0, np.nan, 2.0, 3.0])
+    fn = sg.grad_fn(f, shapes={"x": (4,), "y": (4,)}).compile(backend)
+    args = [torch.tensor(x), torch.tensor(y)] if backend == "torch" else [x, y]
+    for got, ref in zip(fn(*args), torch_grads(f, x, y)):
+        np.testing.assert_allclose(np.asarray(got), ref, equal_nan=True)
+
+
+def test_fractional_power_of_a_negative_scalar_is_nan_not_complex():
+    (g,) = sg.grad_fn(lambda x: x ** 0.5).compile("numpy")(-1.0)
+    assert isinstance(g, float) or np.ndim(g) == 0
+    assert np.isnan(g)
+    (ref,) = torch_grads(lambda x: x ** 0.5, -1.0)
+    assert np.isnan(ref)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_singular_matrix_in_det_gradient_says_what_to_do(backend):
+    g = sg.grad_fn(lambda X: sg.det(X), shapes={"X": (2, 2)})
+    X = np.ones((2, 2))
+    with pytest.raises(sg.ArgumentError, match="singular"):
+        g.compile(backend)(torch.tensor(X) if backend == "torch" else X)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+@pytest.mark.parametrize("labels", [[0.0, 3.0], [-1.0, 1.0], [0.5, 1.0]],
+                         ids=["too_large", "negative", "fractional"])
+def test_class_labels_out_of_range_are_refused(labels, backend):
+    def loss(logits, y):
+        return sg.cross_entropy(logits, y)
+
+    g = sg.grad_fn(loss, shapes={"logits": (2, 3), "y": (2,)}, wrt="logits")
+    z, y = np.zeros((2, 3)), np.array(labels)
+    args = [torch.tensor(z), torch.tensor(y)] if backend == "torch" else [z, y]
+    with pytest.raises(sg.ArgumentError, match=r"class indices must be integers in \[0, 3\)"):
+        g.compile(backend, with_value=True)(*args)
+    with pytest.raises(sg.ArgumentError, match="class indices"):
+        g.compile(backend)(*args)
+
+
+def test_const_of_an_array_is_a_constant_array():
+    c = np.arange(3.0)
+    x = sg.symbol("x", (3,))
+    assert sg.const(c, shape=(3,)).shape == (3,)
+    (g,) = sg.grad(sg.sum(x * sg.const(c)), [x])
+    np.testing.assert_allclose(sg.codegen.compile_function([g], [x], "numpy")(np.ones(3))[0], c)
+    with pytest.raises(sg.SymgradError, match="cannot fill"):
+        sg.const(c, shape=(4,))
+
+
+ZERO_D = {
+    "amax": lambda x: torch.amax(x),
+    "amin": lambda x: torch.amin(x, 0),
+    "max": lambda x: torch.max(x),
+    "flatten": lambda x: torch.flatten(x).sum(),
+    "vector_norm": lambda x: torch.linalg.vector_norm(x),
+    "logsumexp": lambda x: torch.logsumexp(x, 0),
+    "reshape_as": lambda x: (x.reshape_as(x) * x).sum(),
+    "unsqueeze": lambda x: (x.unsqueeze(0) * x.unsqueeze(-1)).sum(),
+    "mean_dim0": lambda x: torch.mean(x, 0),
+    "sum_dim-1": lambda x: torch.sum(x * x, -1),
+    "prod_dim0": lambda x: torch.prod(x, 0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ZERO_D))
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_zero_d_inputs_like_torch(name, backend):
+    f = ZERO_D[name]
+    g = sg.grad_fn(f, shapes={"x": ()})
+    for v in (1.5, -0.5):
+        (got,) = g.compile(backend)(torch.tensor(v, dtype=torch.float64) if backend == "torch"
+                                    else v)
+        np.testing.assert_allclose(np.asarray(got, dtype=float), torch_grads(f, v)[0])
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_softmax_over_an_empty_dim(backend):
+    def f(x):
+        return (torch.softmax(x, 0) + torch.log_softmax(x, 0)).sum() + torch.logsumexp(x, 0)
+
+    g = sg.grad_fn(f, shapes={"x": (0,)})
+    (got,) = g.compile(backend)(torch.zeros(0, dtype=torch.float64) if backend == "torch"
+                                else np.zeros(0))
+    assert tuple(got.shape) == (0,)

@@ -13,6 +13,7 @@ from ..core import extensions
 from ..core.build import torch_module
 from ..core.opdef import OPS
 from ..core.program import placeholder
+from ..errors import ArgumentError
 from .backends import backend
 
 _compiled = {}
@@ -39,6 +40,7 @@ def _function(op, params, target, n):
         names = ", ".join(str(p) for p in operands)
         src = f"def _op({names}{', ' if names else ''}_dt, _dev):\n    return {body}\n"
         namespace = target.namespace()
+        namespace["ArgumentError"] = ArgumentError
         for line in printer.preamble.values():
             exec(line, namespace)  # noqa: S102 - helper definitions of our spellings
         exec(compile(src, f"<symgrad-op-{op}>", "exec"), namespace)  # noqa: S102

@@ -162,17 +162,23 @@ def numel(shape):
 
 
 def normalize_axis(axis, rank, op):
+    """``axis`` as a non-negative int; a 0-d input accepts 0 and -1, as in torch."""
     if not isinstance(axis, int) or isinstance(axis, bool):
         raise ShapeError(f"{op}: axis must be an int, got {axis!r}")
-    if not -rank <= axis < max(rank, 1):
+    if not -max(rank, 1) <= axis < max(rank, 1):
         raise ShapeError(f"{op}: axis {axis} is out of range for an input of rank {rank}")
     return axis % rank if rank else 0
 
 
 def normalize_axes(axis, rank, op):
-    """A sorted tuple of non-negative axes; None means every axis."""
+    """A sorted tuple of non-negative axes; None means every axis. Reducing a 0-d input
+    along its axis 0 (or -1) reduces nothing, as in torch."""
     if axis is None:
         return tuple(range(rank))
+    if rank == 0:
+        for a in axis if isinstance(axis, (tuple, list)) else (axis,):
+            normalize_axis(a, 0, op)
+        return ()
     if isinstance(axis, (tuple, list)):
         axes = tuple(sorted({normalize_axis(a, rank, op) for a in axis}))
         if len(axes) != len(axis):

@@ -283,6 +283,17 @@ def reduction(kind):
     return simplify
 
 
+def over_no_axes(op):
+    """Reductions (extrema, products, log-sum-exp) over no axes are their input;
+    ``op`` (such as abs) is applied first when given."""
+    def simplify(inputs, attrs, shape):
+        if attrs["axis"]:
+            return None
+        x = inputs[0]
+        return make(op, (x,)) if op else x
+    return simplify
+
+
 def transpose(inputs, attrs, shape):
     (x,) = inputs
     axes = attrs["axes"]

@@ -16,10 +16,14 @@ class MathCodePrinter(ArrayPrinting, PythonCodePrinter):
     target = "math"
 
     def _print_Pow(self, expr, rational=False):
+        """x**k for an integer k; ``math.pow`` otherwise, which raises (and the NumPy
+        code takes over, giving nan) where Python's ** would return a complex number."""
         base, e = expr.args
         if e == -1 or abs(e) == sympy.S.Half or e == 2:
             return ArrayPrinting._print_Pow(self, expr)
-        return self.arg(base, "Pow") + "**" + self.arg(e, "Pow")
+        if e.is_Integer:
+            return self.arg(base, "Pow") + "**" + self.arg(e, "Pow")
+        return f"math.pow({self._print(base)}, {self._print(e)})"
 
 
 class MathBackend(Backend):

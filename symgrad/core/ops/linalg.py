@@ -14,6 +14,28 @@ from .pointwise import sign
 from .reductions import REDUCE_PARAMS, reduce_params, reduce_shape, reduce_text, torch_reduce
 
 
+def _checked(fn, what, module):
+    """A spelling calling ``fn`` (numpy.linalg.inv, torch.linalg.solve, ...) through a
+    helper that turns the library's LinAlgError into an ArgumentError saying what is
+    wrong and what to do."""
+    helper = "_" + fn.replace(".", "_")
+    error = "numpy.linalg.LinAlgError" if module == "numpy" else "torch.linalg.LinAlgError"
+    source = (f"def {helper}(*args):\n"
+              f"    try:\n"
+              f"        return {fn}(*args)\n"
+              f"    except {error} as e:\n"
+              f"        raise ArgumentError('{fn}: ' + str(e) + ' ({what})') from None")
+
+    def spell(**fields):
+        return f"{helper}({', '.join(format(v) for v in fields.values())})", {helper: source}
+    return spell
+
+
+SINGULAR = ("a singular matrix has no inverse; the gradients of det and logdet use it, so "
+            "symgrad cannot differentiate them there: move the input off the singular set")
+NOT_SPD = "cholesky needs a symmetric positive-definite matrix"
+
+
 def _call_latex(name):
     """The LaTeX template of ``name(x)``."""
     return r"\operatorname{{" + name + r"}}\left({x}\right)"
@@ -227,7 +249,8 @@ def eye(n):
 # ----- inverses and determinants ---------------------------------------------------------------
 
 @defop("inverse", ("x",), shape=square_to(lambda s: s), text="inv({x})", latex_precedence="Pow",
-       latex="{x:pow}^{{-1}}", numpy="numpy.linalg.inv({x})", torch="torch.linalg.inv({x})",
+       latex="{x:pow}^{{-1}}", numpy=_checked("numpy.linalg.inv", SINGULAR, "numpy"),
+       torch=_checked("torch.linalg.inv", SINGULAR, "torch"),
        matrix=lambda m, node, x: m.inv(x),
        elements=lambda ctx, x: elements.array(elements.matrix(x).inv(), x.shape),
        torch_names=("torch.inverse", "torch.linalg.inv", "torch.Tensor.inverse"))
@@ -313,8 +336,9 @@ def _solve_batch(node, ins, size):
 
 @defop("solve", ("a", "b"), shape=_solve_shape, commutative=False, text="solve({a}, {b})",
        latex_precedence="Mul",
-       latex="{a:pow}^{{-1}} {b:mul}", numpy="numpy.linalg.solve({a}, {b})",
-       torch="torch.linalg.solve({a}, {b})", matrix=lambda m, node, a, b: m.mm(m.inv(a), b),
+       latex="{a:pow}^{{-1}} {b:mul}", numpy=_checked("numpy.linalg.solve", SINGULAR, "numpy"),
+       torch=_checked("torch.linalg.solve", SINGULAR, "torch"),
+       matrix=lambda m, node, a, b: m.mm(m.inv(a), b),
        elements=_solve_elements, batch=_solve_batch)
 def solve(a, b):
     """A⁻¹B without forming the inverse."""
@@ -328,8 +352,9 @@ def _cholesky_elements(ctx, x):
 
 
 @defop("cholesky", ("x",), shape=square_to(lambda s: s), text="cholesky({x})",
-       latex=_call_latex("chol"), numpy="numpy.linalg.cholesky({x})",
-       torch="torch.linalg.cholesky({x})", matrix=lambda m, node, x: m.fn("chol", x),
+       latex=_call_latex("chol"), numpy=_checked("numpy.linalg.cholesky", NOT_SPD, "numpy"),
+       torch=_checked("torch.linalg.cholesky", NOT_SPD, "torch"),
+       matrix=lambda m, node, x: m.fn("chol", x),
        elements=_cholesky_elements,
        torch_names=("torch.linalg.cholesky", "torch.cholesky", "torch.Tensor.cholesky"))
 def cholesky(x):
@@ -394,6 +419,7 @@ def _norm_latex(x, axis, keepdims, full):
 
 
 @defop("norm", ("x",), params=reduce_params, shape=reduce_shape, sympy_params=REDUCE_PARAMS,
+       simplify=simp.over_no_axes("abs"),
        text=reduce_text("norm"), latex=_norm_latex, numpy=_norm_numpy,
        torch=torch_reduce("torch.linalg.vector_norm"),
        matrix=lambda m, node, x: m.norm(x) if node.attrs["full"] else m.call(node, x),

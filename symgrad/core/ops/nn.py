@@ -9,6 +9,7 @@ from ...errors import ShapeError
 from ..build import apply
 from ..opdef import defop
 from ..shapes import as_dim, fmt_shape, shapes_equal
+from .. import simplify as simp
 from . import batching, elements
 from .pointwise import AsFloat, Softplus, pointwise_shape
 from .reductions import REDUCE_PARAMS, axis_params, reduce_latex, reduce_params, \
@@ -17,23 +18,40 @@ from .reductions import REDUCE_PARAMS, axis_params, reduce_latex, reduce_params,
 REDUCTIONS = ("mean", "sum", "none")
 
 _SOFTMAX = ("def _softmax(x, axis):\n"
-            "    e = numpy.exp(x - numpy.max(x, axis=axis, keepdims=True))\n"
+            "    e = numpy.exp(x - numpy.max(x, axis=axis, keepdims=True, initial=-math.inf))\n"
             "    return e / numpy.sum(e, axis=axis, keepdims=True)")
 _LOG_SOFTMAX = ("def _log_softmax(x, axis):\n"
-                "    y = x - numpy.max(x, axis=axis, keepdims=True)\n"
+                "    y = x - numpy.max(x, axis=axis, keepdims=True, initial=-math.inf)\n"
                 "    return y - numpy.log(numpy.sum(numpy.exp(y), axis=axis, keepdims=True))")
 _LOGSUMEXP = ("def _logsumexp(x, axis, keepdims):\n"
-              "    m = numpy.max(x, axis=axis, keepdims=True)\n"
+              "    m = numpy.max(x, axis=axis, keepdims=True, initial=-math.inf)\n"
               "    m = numpy.where(numpy.isfinite(m), m, 0.0)\n"
               "    r = numpy.log(numpy.sum(numpy.exp(x - m), axis=axis, keepdims=True)) + m\n"
               "    return r if keepdims else numpy.squeeze(r, axis=axis)")
+# Class indices are checked where they are used: one past the classes is an error in
+# torch, and would silently select nothing (or the wrong class) here.
+_CLASSES = (
+    "def _classes(t, n):\n"
+    "    t = numpy.asarray(t)\n"
+    "    if t.size and not (numpy.all(t >= 0) and numpy.all(t < n)\n"
+    "                       and numpy.all(t == numpy.floor(t))):\n"
+    "        bad = t[~((t >= 0) & (t < n) & (t == numpy.floor(t)))].ravel()[0]\n"
+    "        raise ArgumentError('class indices must be integers in [0, %d), got %r' % (n, bad))\n"
+    "    return t.astype(numpy.int64)")
+_CLASSES_TORCH = (
+    "def _classes_t(t, n):\n"
+    "    if t.numel() and not bool(((t >= 0) & (t < n) & (t == torch.floor(t))).all()):\n"
+    "        bad = t[~((t >= 0) & (t < n) & (t == torch.floor(t)))].reshape(-1)[0]\n"
+    "        raise ArgumentError('class indices must be integers in [0, %d), got %r' "
+    "% (n, float(bad)))\n"
+    "    return t.long()")
 _CROSS_ENTROPY = (
     "def _cross_entropy(x, t, probabilities, reduction):\n"
     "    lsm = _log_softmax(x, -1)\n"
     "    if probabilities:\n"
     "        loss = -numpy.sum(t * lsm, axis=-1)\n"
     "    else:\n"
-    "        t = numpy.expand_dims(numpy.asarray(t).astype(numpy.int64), -1)\n"
+    "        t = numpy.expand_dims(_classes(t, x.shape[-1]), -1)\n"
     "        loss = -numpy.take_along_axis(lsm, t, -1)[..., 0]\n"
     "    if reduction == 'none':\n"
     "        return loss\n"
@@ -85,6 +103,7 @@ def log_softmax(x, axis=-1):
 
 
 @defop("logsumexp", ("x",), params=reduce_params, shape=reduce_shape,
+       simplify=simp.over_no_axes(None),
        sympy_params=REDUCE_PARAMS, text=reduce_text("logsumexp"),
        latex=reduce_latex("logsumexp"),
        numpy=("_logsumexp({x}, {axis}, {keepdims})", {"_logsumexp": _LOGSUMEXP}),
@@ -118,9 +137,10 @@ def one_hot_elements(t, classes):
        shape=lambda op, s, a: s[0] + (a["num_classes"],), differentiable=False,
        text="one_hot({target}, {num_classes})",
        latex=r"\operatorname{{onehot}}\left({target}, {num_classes}\right)",
-       numpy=("numpy.equal(numpy.expand_dims({target}, -1), "
-              "numpy.arange({num_classes})).astype(numpy.float64)"),
-       torch="torch.nn.functional.one_hot(({target}).long(), {num_classes}).to(_dt)",
+       numpy=("numpy.equal(numpy.expand_dims(_classes({target}, {num_classes}), -1), "
+              "numpy.arange({num_classes})).astype(numpy.float64)", {"_classes": _CLASSES}),
+       torch=("torch.nn.functional.one_hot(_classes_t({target}, {num_classes}), "
+              "{num_classes}).to(_dt)", {"_classes_t": _CLASSES_TORCH}),
        elements=lambda ctx, t: one_hot_elements(t, ctx.shape[-1]))
 def one_hot(target, num_classes):
     """Rows of the identity picked by the class indices in ``target`` (no gradient)."""
@@ -204,8 +224,11 @@ def _cross_entropy_numpy(logits, target, probabilities, reduction):
 
 
 def _cross_entropy_torch(logits, target, probabilities, reduction):
-    t = f"{target}" if probabilities.value else f"({target}).long()"
-    return f"torch.nn.functional.cross_entropy({logits}, {t}, reduction={reduction})"
+    if probabilities.value:
+        return f"torch.nn.functional.cross_entropy({logits}, {target}, reduction={reduction})"
+    text = (f"torch.nn.functional.cross_entropy({logits}, _classes_t({target}, "
+            f"({logits}).shape[-1]), reduction={reduction})")
+    return text, {"_classes_t": _CLASSES_TORCH}
 
 
 @defop("cross_entropy", ("logits", "target"), params=_cross_entropy_params,
@@ -214,7 +237,7 @@ def _cross_entropy_torch(logits, target, probabilities, reduction):
            reduction, logits=logits, target=target),
        latex=lambda logits, target, probabilities, reduction: _loss_latex("CE")(
            reduction, logits=logits, target=target),
-       numpy=(_cross_entropy_numpy, {"_log_softmax": _LOG_SOFTMAX,
+       numpy=(_cross_entropy_numpy, {"_log_softmax": _LOG_SOFTMAX, "_classes": _CLASSES,
                                      "_cross_entropy": _CROSS_ENTROPY}),
        torch=_cross_entropy_torch, elements=_cross_entropy_elements)
 def cross_entropy(logits, target, reduction="mean"):

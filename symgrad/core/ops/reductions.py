@@ -71,8 +71,9 @@ def torch_reduce(fn, extra=lambda **p: ""):
     return reduce_code(fn, "dim", "keepdim", extra)
 
 
-def reduction(name, *, simplify=None, params=reduce_params, **kw):
-    """``defop`` of a reduction over ``axis`` (all axes by default)."""
+def reduction(name, *, simplify=simp.over_no_axes(None), params=reduce_params, **kw):
+    """``defop`` of a reduction over ``axis`` (all axes by default); over no axes it is
+    its input unless ``simplify`` says otherwise."""
     kw.setdefault("sympy_params", REDUCE_PARAMS)
     kw.setdefault("text", reduce_text(name))
     kw.setdefault("latex", reduce_latex(name))
@@ -223,6 +224,7 @@ def _var_elements(ctx, x):
 def _statistic(name, elements_form):
     return reduction(
         name, params=_stat_params, sympy_params=REDUCE_PARAMS + ("correction",),
+        simplify=None,
         text=reduce_text(name, lambda correction: _correction_text(correction)),
         numpy=numpy_reduce(f"numpy.{name}", lambda correction: f", ddof={correction}"),
         torch=torch_reduce(f"torch.{name}", lambda correction: f", correction={correction}"),
