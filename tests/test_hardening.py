@@ -224,3 +224,38 @@ def test_softmax_over_an_empty_dim(backend):
     (got,) = g.compile(backend)(torch.zeros(0, dtype=torch.float64) if backend == "torch"
                                 else np.zeros(0))
     assert tuple(got.shape) == (0,)
+
+
+# ----- dtypes -------------------------------------------------------------------------------
+
+def _dtype_program(x, W, b):
+    return sg.sum(sg.tanh(W @ x + b)) + sg.sum(W * 0) + sg.mean(b) * 0
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_results_have_the_dtype_of_the_inputs(dtype, backend):
+    """The policy (README, Errors and guarantees): results in the promoted floating dtype
+    of the array arguments, as torch.autograd gives for inputs of one dtype."""
+    g = sg.grad_fn(_dtype_program, shapes={"x": ("n",), "W": ("m", "n"), "b": ("m",)})
+    args = [np.ones(3), np.ones((2, 3)) / 3, np.zeros(2)]
+    if backend == "torch":
+        if dtype == "float16":
+            pytest.skip("torch's CPU kernels for float16 matmul vary by build")
+        args = [torch.tensor(a, dtype=getattr(torch, dtype)) for a in args]
+        ts = [a.clone().requires_grad_() for a in args]
+        ref = torch.autograd.grad(_dtype_program(*ts), ts)
+        assert [r.dtype for r in ref] == [getattr(torch, dtype)] * 3
+    else:
+        args = [a.astype(dtype) for a in args]
+    value, grads = g.compile(backend, with_value=True)(*args)
+    for out in (value,) + tuple(grads):
+        assert str(out.dtype).replace("torch.", "") == dtype
+
+
+def test_mixed_dtypes_promote_in_both_backends():
+    g = sg.grad_fn(_dtype_program, shapes={"x": ("n",), "W": ("m", "n"), "b": ("m",)})
+    args = [np.ones(3, np.float32), np.ones((2, 3)), np.zeros(2, np.float32)]
+    for backend in ("numpy", "torch"):
+        a = [torch.tensor(v) for v in args] if backend == "torch" else args
+        assert {str(o.dtype).replace("torch.", "") for o in g.compile(backend)(*a)} == {"float64"}

@@ -82,7 +82,7 @@ def _arguments_code(args, backend, arrays):
     conversion first when the backend's prologue reads the converted arguments."""
     conversions = [backend.argument_lines(a) for a in args]
     checks = _shape_checks(args, backend)
-    prologue = backend.prologue([a.code for a in args], arrays)
+    prologue = backend.prologue([a.code for a in args], arrays, args)
     if backend.converts_first:
         return [line for c in conversions for line in c] + prologue + [
             line for c in checks for line in c]
@@ -178,7 +178,7 @@ def _release_temporaries(lines, prog, keep):
 MAX_INLINE_DEPTH = 8
 
 
-def _body_lines(prog, outputs, zero_shapes, with_value, backend, preamble):
+def _body_lines(prog, outputs, zero_shapes, with_value, backend, preamble, args=()):
     """The statements of ``prog``. A value used once is written into the expression
     that uses it, (sin(x))*x instead of a named temporary, up to a nesting depth: fewer
     lines for Python to compile and run, and NumPy temporaries die as soon as they are
@@ -266,8 +266,8 @@ def _body_lines(prog, outputs, zero_shapes, with_value, backend, preamble):
     result = "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
     if with_value is not None:
         value = _output_code(with_value, name_of, backend, printer, with_value.shape)
-        result = f"{value}, {result}"
-    body.append(f"return {result}")
+        result = f"({value}, {result})"
+    body.append(f"return {backend.result(result, args)}")
     return body
 
 
@@ -338,7 +338,7 @@ def build_source(outputs, inputs, backend, func_name="gradient", with_value=None
         body.append("except (ArithmeticError, ValueError):")
         body.append("    return _fallback(*args)" if lazy_fallback else "    pass")
     own_body = backend.body_prefix(args)
-    own_body += _body_lines(prog, outputs, zero_shapes, with_value, backend, preamble)
+    own_body += _body_lines(prog, outputs, zero_shapes, with_value, backend, preamble, args)
     if scalar_body and lazy_fallback:
         fallback_src = "\n".join(["def _fallback_impl(*args):", "    " + unpack]
                                  + ["    " + b for b in own_body]) + "\n"
@@ -354,7 +354,7 @@ def build_source(outputs, inputs, backend, func_name="gradient", with_value=None
     lines = []
     if standalone:
         lines += [f"import {m}" for m in backend.modules]
-        lines += ["", "ArgumentError = ValueError"]
+        lines += ["", "ArgumentError = ValueError"] + backend.standalone_lines()
         for name, value in arrays.items():
             lines.append(f"{name} = {backend.array_literal(value)}")
     lines += [backend.argument_helper] + list(preamble.values())

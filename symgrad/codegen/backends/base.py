@@ -49,7 +49,7 @@ class Backend:
     def ndim(self, name):
         return f"{name}.ndim"
 
-    def prologue(self, names, arrays):
+    def prologue(self, names, arrays, args=()):
         """Lines after the arguments are unpacked and converted (``arrays``: the names of
         the captured constant arrays the code uses)."""
         return []
@@ -70,6 +70,11 @@ class Backend:
         """A captured array as the compiled code's namespace holds it."""
         return array
 
+    def standalone_lines(self):
+        """Definitions standalone source needs beyond its imports (names the compiled
+        function gets from ``namespace``)."""
+        return []
+
     def array_literal(self, array):
         """A captured array as standalone source writes it."""
         raise NotImplementedError
@@ -77,6 +82,11 @@ class Backend:
     def body_prefix(self, args):
         """Lines before the statements (after the argument checks)."""
         return []
+
+    def result(self, expr, args):
+        """The returned expression of the tuple ``expr``: its arrays in the dtype the
+        arguments give (``_dt``), see ``dtype_policy`` in the README."""
+        return expr
 
     def __repr__(self):
         return f"<symgrad backend {self.name}>"

@@ -53,13 +53,17 @@ class NumpyBackend(Backend):
         "%s of dtype %s' % (name, type(value).__name__, array.dtype))\n"
         "    if array.dtype.kind != 'f':\n"
         "        array = array.astype(numpy.float64)\n"
-        "    return array if array.ndim else float(array)\n")
+        "    return array if array.ndim else float(array)\n\n\n"
+        "def _in_dtype(dt, values):\n"
+        "    if type(values) is tuple:\n"
+        "        return tuple(_in_dtype(dt, v) for v in values)\n"
+        "    return numpy.asarray(values, dtype=dt)[()]\n")
 
     def printer(self):
         return NumpyCodePrinter()
 
     def namespace(self):
-        return {"numpy": numpy, "math": math}
+        return {"numpy": numpy, "math": math, "_FLOAT64": numpy.dtype(numpy.float64)}
 
     def argument_lines(self, a):
         name = a.code
@@ -76,14 +80,32 @@ class NumpyBackend(Backend):
         """Scalars are checked by their conversion already."""
         return bool(a.shape)
 
+    def prologue(self, names, arrays, args=()):
+        arrays_in = [a.code for a in args if a.shape]
+        if not arrays_in:
+            return []
+        same = " is ".join(f"{n}.dtype" for n in arrays_in)
+        if len(arrays_in) == 1:
+            return [f"_dt = {arrays_in[0]}.dtype"]
+        return [f"_dt = {arrays_in[0]}.dtype if {same} else "
+                f"numpy.result_type({', '.join(arrays_in)})"]
+
     def body_prefix(self, args):
         return [f"{a.code} = numpy.float64({a.code})" for a in args if not a.shape]
+
+    def result(self, expr, args):
+        if not any(a.shape for a in args):
+            return expr
+        return f"{expr} if _dt is _FLOAT64 else _in_dtype(_dt, {expr})"
 
     def zeros(self, shape):
         return f"numpy.zeros({shape_code(shape)})" if shape else "0.0"
 
     def copy(self, name):
         return f"numpy.array({name}, dtype=numpy.float64)"
+
+    def standalone_lines(self):
+        return ["_FLOAT64 = numpy.dtype(numpy.float64)"]
 
     def array_literal(self, array):
         return f"numpy.array({array.tolist()!r})"

@@ -87,6 +87,13 @@ class TorchBackend(Backend):
     arrays_on_entry = True
     converts_first = True    # the prologue reads the first argument's dtype and device
     argument_helper = (
+        "def _promoted(*tensors):\n"
+        "    dtypes = [t.dtype for t in tensors if t.dim()] or [t.dtype for t in tensors]\n"
+        "    dt = dtypes[0]\n"
+        "    for d in dtypes[1:]:\n"
+        "        dt = torch.promote_types(dt, d)\n"
+        "    return dt\n\n\n"
+
         "def _real_tensor(value, name):\n"
         "    if isinstance(value, torch.Tensor):\n"
         "        raise ArgumentError('argument %s must be a floating-point tensor, got dtype "
@@ -113,9 +120,18 @@ class TorchBackend(Backend):
     def ndim(self, name):
         return f"{name}.dim()"
 
-    def prologue(self, names, arrays):
-        lines = [f"_dt, _dev = {names[0]}.dtype, {names[0]}.device" if names
-                 else "_dt, _dev = torch.float64, torch.device('cpu')"]
+    def prologue(self, names, arrays, args=()):
+        if not names:
+            lines = ["_dt, _dev = torch.float64, torch.device('cpu')"]
+        elif len(names) == 1:
+            lines = [f"_dt, _dev = {names[0]}.dtype, {names[0]}.device"]
+        else:
+            same = " == ".join(f"{n}.dtype" for n in names)
+            together = ", ".join(names)
+            lines = [f"_dt, _dev = {names[0]}.dtype, {names[0]}.device",
+                     f"if not ({same}):",
+                     f"    _dt = _promoted({together})",
+                     f"    {together} = {', '.join(f'{n}.to(_dt)' for n in names)}"]
         for name, local in arrays.items():
             lines.append(f"{local} = torch.as_tensor({name}, dtype=_dt if "
                          f"{name}.is_floating_point() else None, device=_dev)")
@@ -123,6 +139,8 @@ class TorchBackend(Backend):
 
     def zeros(self, shape):
         return f"torch.zeros({shape_code(shape)}, dtype=_dt, device=_dev)"
+
+
 
     def copy(self, name):
         return f"{name}.clone()"
