@@ -30,8 +30,8 @@ from .core.shapes import TensorSpec
 from .diff.function import Function, FunctionError
 from .diff.rules import Rule, rules
 from .errors import (ArgumentError, CheckError, ControlFlowError, NonScalarOutputError,
-                     NotDifferentiableError, OperandError, RuleError, ShapeError,
-                     SymgradError, UnsupportedOpError)
+                     NotDifferentiableError, OperandError, ParameterError, RegistryError,
+                     RuleError, ShapeError, SymgradError, UnsupportedOpError)
 from .torchfront.module import module_function
 from .views.graph import print_graph, to_dot
 
@@ -67,5 +67,5 @@ __all__ = [
     # errors
     "SymgradError", "ShapeError", "UnsupportedOpError", "NonScalarOutputError",
     "ControlFlowError", "RuleError", "NotDifferentiableError", "ArgumentError", "CheckError",
-    "FunctionError", "OperandError",
+    "FunctionError", "OperandError", "ParameterError", "RegistryError",
 ]

@@ -38,7 +38,13 @@ class OperandError(SymgradError, TypeError):
 
 
 class ArgumentError(SymgradError, TypeError):
-    """A compiled gradient called with the wrong number, kind or shape of arguments."""
+    """A call with the wrong number, kind or shape of arguments: a compiled gradient, an
+    op given too many tensors, an ``sg.Function`` called directly."""
+
+
+class ParameterError(SymgradError, ValueError, TypeError):
+    """An op's parameter outside what it accepts (an axis, ``reduction``, ``ord``, a clamp
+    bound, a diagonal offset); a ValueError or TypeError as the same mistake in NumPy."""
 
 
 class CheckError(SymgradError, AssertionError):

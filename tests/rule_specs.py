@@ -607,18 +607,24 @@ spec("solve", lambda a, b: sg.solve(a, b), torch.linalg.solve, [
 ], samplers={"a": well_conditioned})
 
 
-def _torch_norm(x, axis=None, keepdims=False):
-    return torch.linalg.vector_norm(x, dim=axis, keepdim=keepdims)
+def _torch_norm(x, axis=None, keepdims=False, ord=2):
+    return torch.linalg.vector_norm(x, ord, dim=axis, keepdim=keepdims)
 
 
-spec("norm", _sg_reduce(sg.norm), _torch_norm, [
-    Case("vector", {"x": (4,)}),
-    Case("frobenius", {"x": (2, 3)}),
-    Case("rows", {"x": (3, 4)}, params={"axis": 1}),
-    Case("columns_keepdims", {"x": (3, 4)}, params={"axis": 0, "keepdims": True}),
-    Case("symbolic", {"x": ("m", "n")}, dims={"m": 2, "n": 3}),
-    Case("symbolic_rows", {"x": ("m", "n")}, dims={"m": 3, "n": 2}, params={"axis": -1}),
-])
+spec("norm", lambda x, axis=None, keepdims=False, ord=2: sg.norm(x, axis, keepdims, ord),
+     _torch_norm, [
+         Case("vector", {"x": (4,)}),
+         Case("frobenius", {"x": (2, 3)}),
+         Case("rows", {"x": (3, 4)}, params={"axis": 1}),
+         Case("columns_keepdims", {"x": (3, 4)}, params={"axis": 0, "keepdims": True}),
+         Case("symbolic", {"x": ("m", "n")}, dims={"m": 2, "n": 3}),
+         Case("symbolic_rows", {"x": ("m", "n")}, dims={"m": 3, "n": 2}, params={"axis": -1}),
+         Case("p3", {"x": (4,)}, params={"ord": 3}),
+         Case("p1", {"x": (2, 3)}, params={"ord": 1}),
+         Case("p1.5_rows", {"x": (3, 4)}, params={"axis": 1, "ord": 1.5}),
+         Case("p0.5_keepdims", {"x": (3, 4)}, params={"axis": 0, "keepdims": True, "ord": 0.5}),
+         Case("p4_symbolic", {"x": ("m", "n")}, dims={"m": 2, "n": 3}, params={"ord": 4}),
+     ])
 
 # ----- neural-network ops and losses (symgrad/core/ops/nn.py) -----
 

@@ -179,6 +179,43 @@ def test_class_labels_out_of_range_are_refused(labels, backend):
         g.compile(backend)(*args)
 
 
+NORMS = {
+    "2": lambda x: torch.linalg.vector_norm(x),
+    "3": lambda x: torch.linalg.vector_norm(x, 3),
+    "1.5_rows": lambda x: torch.norm(x, 1.5, dim=1).sum(),
+    "0.5": lambda x: torch.linalg.norm(x.reshape(-1), 0.5),
+    "1": lambda x: x.norm(1),
+    "inf": lambda x: torch.linalg.vector_norm(x, float("inf")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NORMS))
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_p_norms_at_zero_have_the_zero_subgradient(name, backend):
+    f = NORMS[name]
+    g = sg.grad_fn(f, shapes={"x": (2, 3)})
+    x = np.zeros((2, 3))
+    x[1] = [1.0, -2.0, 0.0]
+    (got,) = g.compile(backend)(torch.tensor(x) if backend == "torch" else x)
+    np.testing.assert_allclose(np.asarray(got), torch_grads(f, x)[0], atol=1e-12)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: sg.norm(x, ord=-1),
+    lambda x: sg.var(x, correction=-1),
+    lambda x: sg.clamp(x),
+    lambda x: sg.tril(x, k=0.5),
+    lambda x: sg.cross_entropy(x, x, reduction="avg"),
+    lambda x: sg.sum(x, axis=5),
+    lambda x: sg.stack([]),
+    lambda x: len(sg.sum(x)),
+], ids=["ord", "correction", "clamp", "tril", "reduction", "axis", "stack", "len0d"])
+def test_bad_parameters_are_symgrad_errors(call):
+    x = sg.symbol("x", (2, 2))
+    with pytest.raises(sg.SymgradError):
+        call(x)
+
+
 def test_const_of_an_array_is_a_constant_array():
     c = np.arange(3.0)
     x = sg.symbol("x", (3,))

@@ -19,7 +19,7 @@ import weakref
 
 import sympy
 
-from ..errors import OperandError
+from ..errors import ArgumentError, OperandError, ParameterError
 from . import extensions, grad_mode
 from .graph import Tensor
 from .opdef import ArrayOp, OPS, defop, public
@@ -129,7 +129,7 @@ def apply(op, *args, **kwargs):
     torch tensors) or build its SymPy form (SymPy expressions)."""
     opdef = OPS[op]
     if len(args) != opdef.arity:
-        raise TypeError(f"{op}() takes {opdef.arity} tensor arguments, got {len(args)}")
+        raise ArgumentError(f"{op}() takes {opdef.arity} tensor arguments, got {len(args)}")
     if any(isinstance(a, Tensor) for a in args):
         inputs = tuple(as_tensor(a, op) for a in args)
         if not opdef.bool_inputs:
@@ -157,7 +157,7 @@ def _symbol_expr(attrs):
 def symbol(name, shape=()):
     """A named symbolic input, e.g. ``sg.symbol("W", shape=("m", "n"))``."""
     if not isinstance(name, str) or not name.isidentifier():
-        raise ValueError(f"symbol name must be a Python identifier, got {name!r}")
+        raise ParameterError(f"symbol name must be a Python identifier, got {name!r}")
     shape = as_shape(shape)
     return leaf("symbol", (("name", name), ("shape", shape)), shape)
 

@@ -13,7 +13,7 @@ and functions) goes through ``extensions``.
 """
 import sys
 
-from ..errors import ControlFlowError, ShapeError, UnsupportedOpError
+from ..errors import ControlFlowError, OperandError, ShapeError, UnsupportedOpError
 from . import extensions
 from .deep import deep
 from .opdef import FUNCTIONS, OPS
@@ -208,7 +208,7 @@ class Tensor:
 
     def __len__(self):
         if not self.shape:
-            raise TypeError("len() of a 0-d Tensor")
+            raise OperandError("len() of a 0-d Tensor")
         d = self.shape[0]
         if not isinstance(d, int):
             raise ShapeError(f"len() of a Tensor whose first dim is symbolic ({d}); "

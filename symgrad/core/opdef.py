@@ -22,7 +22,7 @@ import sympy
 from sympy.core.symbol import Str
 from sympy.printing.precedence import PRECEDENCE
 
-from ..errors import RegistryError
+from ..errors import ParameterError, RegistryError
 
 TARGETS = ("text", "latex", "numpy", "torch", "math")
 
@@ -370,7 +370,7 @@ def public(fn):
 
 def no_params(op, shapes, **kwargs):
     if kwargs:
-        raise TypeError(f"{op}() got unexpected keyword arguments {sorted(kwargs)}")
+        raise ParameterError(f"{op}() got unexpected keyword arguments {sorted(kwargs)}")
     return ()
 
 

@@ -44,7 +44,7 @@ from ..core.graph import Tensor, topo_order
 from ..core.opdef import defop
 from ..core.ops.pointwise import detach
 from ..core.shapes import broadcast_shapes, fmt_shape, shapes_equal
-from ..errors import ShapeError, SymgradError
+from ..errors import ArgumentError, ShapeError, SymgradError
 from .helpers import sum_to
 
 _counter = itertools.count()
@@ -122,7 +122,7 @@ class Function:
         raise NotImplementedError
 
     def __init__(self, *args, **kwargs):
-        raise TypeError(f"{type(self).__name__} is an sg.Function: call "
+        raise ArgumentError(f"{type(self).__name__} is an sg.Function: call "
                         f"{type(self).__name__}.apply(...) instead of instantiating it")
 
     @classmethod

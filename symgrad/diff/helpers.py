@@ -16,7 +16,7 @@ from ..core.shapes import numel
 
 __all__ = ["expand_reduced", "count", "sum_to", "shape_of", "inverse_permutation",
            "matmul_grad_x", "matmul_grad_y", "clamp_mask", "outer", "eye_like", "mT",
-           "solve_grad_a", "norm_grad", "tril_half", "cholesky_grad", "extremum_mask",
+           "solve_grad_a", "norm_grad", "norm_jvp", "tril_half", "cholesky_grad", "extremum_mask",
            "prod_others",
            "centered", "loss_grad", "cross_entropy_grad", "cross_entropy_target_grad",
            "cross_entropy_jvp", "concat_grad_x", "concat_grad_y", "amax_mask",
@@ -181,10 +181,33 @@ def _zero_where(cond, value):
     return None if known else value
 
 
-def norm_grad(grad, x, result, axis, keepdims):
-    """x · grad / ‖x‖ with 0 where the norm is 0 (torch's convention)."""
-    scale = div_or_zero(grad, result)
-    return x * expand_reduced(scale, x, axis, keepdims)
+def _norm_direction(x, p):
+    """d‖x‖_p/dx · ‖x‖_p^(p-1) = sign(x)|x|^(p-1) (x for p = 2), 0 at x = 0 for p < 1."""
+    if p == 2:
+        return x
+    if p == 1:
+        return pw.sign(x)
+    magnitude = pw.abs(x)
+    if p < 1:
+        magnitude = pw.where(x == 0, 1.0, magnitude)
+    return pw.sign(x) * magnitude ** (p - 1)
+
+
+def _norm_power(result, p):
+    return result if p == 2 else result ** (p - 1)
+
+
+def norm_grad(grad, x, result, axis, keepdims, ord):
+    """grad · sign(x)|x|^(p-1) / ‖x‖_p^(p-1) (x · grad / ‖x‖ for p = 2), 0 where the
+    norm is 0, and for p < 1 also where x is 0 (torch's convention)."""
+    scale = div_or_zero(grad, _norm_power(result, ord))
+    return _norm_direction(x, ord) * expand_reduced(scale, x, axis, keepdims)
+
+
+def norm_jvp(x, x_t, result, axis, keepdims, ord):
+    """The tangent of ‖x‖_p along x_t, 0 where the norm is 0."""
+    along = red.sum(_norm_direction(x, ord) * x_t, axis=axis, keepdims=keepdims)
+    return div_or_zero(along, _norm_power(result, ord))
 
 
 def amax_mask(x, result, axis, keepdims):

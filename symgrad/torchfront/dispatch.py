@@ -28,7 +28,7 @@ from ..core.build import as_tensor
 from ..core.graph import Tensor
 from ..core.opdef import OPS
 from ..core.shapes import fmt_shape
-from ..errors import UnsupportedOpError
+from ..errors import ParameterError, RegistryError, UnsupportedOpError
 
 TORCH_FUNCTIONS = {}   # dotted torch name -> handler of its own (sg code, torch's signature)
 TENSOR_PROPERTIES = {}  # torch.Tensor property name -> function of the Tensor
@@ -46,7 +46,7 @@ def torch_op(*names):
                 if name.startswith(short):
                     name = full + name[len(short):]
             if name in TORCH_FUNCTIONS:
-                raise ValueError(f"torch front end: {name} is mapped twice")
+                raise RegistryError(f"torch front end: {name} is mapped twice")
             TORCH_FUNCTIONS[name] = handler
         return handler
     return register
@@ -96,7 +96,7 @@ def table():
         for op in OPS.values():
             for name in op.torch_names:
                 if name in merged:
-                    raise ValueError(f"torch front end: {name} is mapped twice (by a handler "
+                    raise RegistryError(f"torch front end: {name} is mapped twice (by a handler "
                                      f"and by the OpDef of {op.name})")
                 merged[name] = op_handler(op, name)
         _tables[key] = merged
@@ -364,7 +364,7 @@ def reduce_loss(loss, reduction, name):
         return sgo.sum(loss)
     if reduction == "none":
         return loss
-    raise ValueError(f"{name}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+    raise ParameterError(f"{name}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
 
 
 def reject(name, **options):

@@ -14,7 +14,7 @@ import sympy
 from ..core import ops as sgo
 from ..core.graph import Tensor
 from ..core.shapes import fmt_shape
-from ..errors import ShapeError
+from ..errors import ParameterError, ShapeError
 from .dispatch import (check_float_dtype, constant_array, legacy_reduction, rank_of, reduce_loss,
                        reject, shape_of, torch_op, unsupported)
 from .linalg import p_norm
@@ -87,7 +87,7 @@ def gelu(input, approximate="none"):
     if approximate == "tanh":
         inner = math.sqrt(2 / math.pi) * (input + 0.044715 * sgo.pow(input, 3))
         return 0.5 * input * (1 + sgo.tanh(inner))
-    raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    raise ParameterError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
 
 
 @torch_op("F.silu")

@@ -101,17 +101,11 @@ def solve(A, B, *, left=True, out=None):
 
 
 def p_norm(input, p, dim, keepdim, name):
-    if p in (2, 2.0, "fro", None):
-        return sgo.norm(input, axis=dim_arg(dim), keepdims=keepdim)
-    if p in (1, 1.0):
-        return sgo.sum(sgo.abs(input), axis=dim_arg(dim), keepdims=keepdim)
-    if p == math.inf:
-        return sgo.amax(sgo.abs(input), axis=dim_arg(dim), keepdims=keepdim)
-    if p == -math.inf:
-        return sgo.amin(sgo.abs(input), axis=dim_arg(dim), keepdims=keepdim)
-    if isinstance(p, (int, float)) and p > 0:
-        total = sgo.sum(sgo.pow(sgo.abs(input), float(p)), axis=dim_arg(dim), keepdims=keepdim)
-        return sgo.pow(total, 1.0 / p)
+    if p in ("fro", None):
+        p = 2
+    if isinstance(p, (int, float)) and not isinstance(p, bool) and (
+            p > 0 or p == -math.inf):
+        return sgo.norm(input, axis=dim_arg(dim), keepdims=keepdim, ord=p)
     raise unsupported(name, (input,), why=f"p={p!r} is not mapped")
 
 

@@ -12,7 +12,7 @@ import builtins
 import numpy
 import sympy
 
-from ...errors import ShapeError, UnsupportedOpError
+from ...errors import ArgumentError, ShapeError, UnsupportedOpError
 from ..build import apply, torch_module
 from ..graph import Tensor
 from ..opdef import ArrayOp, defop, public
@@ -338,7 +338,7 @@ def concatenate(tensors, axis=0):
     """Join tensors along an existing axis (``torch.cat``)."""
     tensors = list(tensors)
     if not tensors:
-        raise ValueError("concatenate: needs at least one tensor")
+        raise ArgumentError("concatenate: needs at least one tensor")
     if not any(isinstance(t, Tensor) for t in tensors):
         torch = torch_module()
         if torch is not None and any(isinstance(t, torch.Tensor) for t in tensors):
@@ -361,7 +361,7 @@ def stack(tensors, axis=0):
     """Join tensors along a new axis."""
     tensors = list(tensors)
     if not tensors:
-        raise ValueError("stack: needs at least one tensor")
+        raise ArgumentError("stack: needs at least one tensor")
     rank = len(getattr(tensors[0], "shape", ()))
     axis = normalize_axis(axis, rank + 1, "stack")
     return concatenate([unsqueeze(t, axis) for t in tensors], axis=axis)

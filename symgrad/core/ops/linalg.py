@@ -1,9 +1,11 @@
 """Linear algebra: matmul, dot, outer, trace, diagonal/diag, eye, inverse, det, logdet,
 slogdet, solve, cholesky, tril/triu and the 2-norm. Derivatives: rules/linalg.yaml.
 """
+import math
+
 import numpy
 import sympy
-from ...errors import ShapeError
+from ...errors import ParameterError, ShapeError
 from ..build import apply, leaf, make
 from ..graph import Tensor
 from ..opdef import defop, public
@@ -11,7 +13,7 @@ from ..shapes import as_dim, broadcast_shapes, dims_match, fmt_shape
 from .. import simplify as simp
 from . import batching, elements, reductions, shape as shape_ops
 from .pointwise import sign
-from .reductions import REDUCE_PARAMS, reduce_params, reduce_shape, reduce_text, torch_reduce
+from .reductions import REDUCE_PARAMS, amax, amin, reduce_params, reduce_shape, reduce_text, torch_reduce
 
 
 def _checked(fn, what, module):
@@ -373,7 +375,7 @@ def _matrix_shape(op, shapes, attrs):
 
 def _band_params(op, shapes, k=0):
     if not isinstance(k, int) or isinstance(k, bool):
-        raise TypeError(f"{op}: the diagonal offset k must be an int, got {k!r}")
+        raise ParameterError(f"{op}: the diagonal offset k must be an int, got {k!r}")
     return (("k", k),)
 
 
@@ -407,26 +409,66 @@ def triu(x, k=0):
     return apply("triu", x, k=k)
 
 
-def _norm_numpy(x, axis, keepdims, full):
+def _norm_params(op, shapes, axis=None, keepdims=False, ord=2):
+    if isinstance(ord, bool) or not isinstance(ord, (int, float)) or not 0 < ord < math.inf:
+        raise ParameterError(f"{op}: ord must be a positive finite number here, got {ord!r}; "
+                         "the norms for ord=inf and -inf are sg.amax/sg.amin of sg.abs(x)")
+    return reduce_params(op, shapes, axis=axis, keepdims=keepdims) + (
+        ("ord", int(ord) if float(ord).is_integer() else float(ord)),)
+
+
+def _ord_text(ord):
+    return "" if ord.value == 2 else f", ord={ord}"
+
+
+def _norm_numpy(x, axis, keepdims, full, ord):
+    if ord.value == 2:
+        inner = f"numpy.square({x})"
+        outer = "numpy.sqrt({})"
+    else:
+        inner = f"numpy.abs({x})**{float(ord.value)!r}"
+        outer = "({})**" + repr(1.0 / ord.value)
     if full.value and not keepdims.value:
-        return f"numpy.sqrt(numpy.sum(numpy.square({x})))"
-    return f"numpy.sqrt(numpy.sum(numpy.square({x}), axis={axis}, keepdims={keepdims}))"
+        return outer.format(f"numpy.sum({inner})")
+    return outer.format(f"numpy.sum({inner}, axis={axis}, keepdims={keepdims})")
 
 
-def _norm_latex(x, axis, keepdims, full):
+def _norm_latex(x, axis, keepdims, full, ord):
     body = rf"\left\lVert {x} \right\rVert"
-    return body if full.value else body + "_{" + ",".join(map(str, axis.value)) + "}"
+    subscript = [] if ord.value == 2 else [str(ord.value)]
+    if not full.value:
+        subscript.append(r"\mathrm{axis}\," + ",".join(map(str, axis.value)))
+    return body + ("_{" + r";\,".join(subscript) + "}" if subscript else "")
 
 
-@defop("norm", ("x",), params=reduce_params, shape=reduce_shape, sympy_params=REDUCE_PARAMS,
-       simplify=simp.over_no_axes("abs"),
-       text=reduce_text("norm"), latex=_norm_latex, numpy=_norm_numpy,
-       torch=torch_reduce("torch.linalg.vector_norm"),
-       matrix=lambda m, node, x: m.norm(x) if node.attrs["full"] else m.call(node, x),
-       elements=elements.reduce(lambda v: sympy.sqrt(sympy.Add(*[e ** 2 for e in v]))),
+def _norm_elements(v, ord):
+    if ord == 2:
+        return sympy.sqrt(sympy.Add(*[e ** 2 for e in v]))
+    p = sympy.nsimplify(ord)
+    return sympy.Add(*[sympy.Abs(e) ** p for e in v]) ** (1 / p)
+
+
+def _norm_matrix(m, node, x):
+    if node.attrs["full"] and node.attrs["ord"] == 2:
+        return m.norm(x)
+    return m.call(node, x)
+
+
+@defop("norm", ("x",), params=_norm_params, shape=reduce_shape,
+       sympy_params=REDUCE_PARAMS + ("ord",), simplify=simp.over_no_axes("abs"),
+       text=reduce_text("norm", lambda ord: _ord_text(ord)), latex=_norm_latex,
+       numpy=_norm_numpy,
+       torch=torch_reduce("torch.linalg.vector_norm", lambda ord: f", ord={ord}"),
+       matrix=_norm_matrix,
+       elements=lambda ctx, x: elements.reduce(
+           lambda v: _norm_elements(v, ctx.attrs["ord"]))(ctx, x),
        batch=batching.along_axes)
-def norm(x, axis=None, keepdims=False):
-    """The 2-norm of a vector, the Frobenius norm of a matrix, or vector norms along
-    ``axis``."""
-    return apply("norm", x, axis=axis, keepdims=keepdims)
+def norm(x, axis=None, keepdims=False, ord=2):
+    """The p-norm (``ord``, 2 by default: the Euclidean norm of a vector, Frobenius of a
+    matrix) over all axes or along ``axis``; ``torch.linalg.vector_norm``. The gradient is
+    0 where the norm is 0, as torch's."""
+    if ord in (math.inf, -math.inf):
+        extremum = amax if ord > 0 else amin
+        return extremum(abs(x), axis=axis, keepdims=keepdims)
+    return apply("norm", x, axis=axis, keepdims=keepdims, ord=ord)
 

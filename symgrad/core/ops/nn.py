@@ -5,7 +5,7 @@ forward code (max-shifted exponentials, log1p(exp(-|x|))). Derivatives: rules/nn
 import numpy
 import sympy
 
-from ...errors import ShapeError
+from ...errors import ParameterError, ShapeError
 from ..build import apply
 from ..opdef import defop
 from ..shapes import as_dim, fmt_shape, shapes_equal
@@ -120,7 +120,7 @@ def logsumexp(x, axis=None, keepdims=False):
 
 def _one_hot_params(op, shapes, num_classes):
     if not isinstance(num_classes, int) and not isinstance(num_classes, (str, sympy.Symbol)):
-        raise TypeError(f"one_hot: num_classes must be an int or a dim name, "
+        raise ParameterError(f"one_hot: num_classes must be an int or a dim name, "
                         f"got {num_classes!r}")
     return (("num_classes", as_dim(num_classes)),)
 
@@ -151,7 +151,7 @@ def one_hot(target, num_classes):
 
 def _reduction(op, reduction):
     if reduction not in REDUCTIONS:
-        raise ValueError(f"{op}: reduction must be one of {REDUCTIONS}, got {reduction!r}")
+        raise ParameterError(f"{op}: reduction must be one of {REDUCTIONS}, got {reduction!r}")
     return (("reduction", reduction),)
 
 

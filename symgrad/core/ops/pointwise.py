@@ -15,6 +15,7 @@ import sympy
 from sympy import Piecewise, S
 from sympy.codegen.cfunctions import expm1 as sym_expm1, log1p as sym_log1p
 
+from ...errors import OperandError, ParameterError
 from ..build import apply, make, torch_module
 from ..graph import Tensor
 from ..opdef import OpBase, bool_kind, defop, public, same_kind
@@ -478,7 +479,7 @@ def cast(x):
 
 def _where_kind(op, inputs):
     if inputs[0].kind != "bool":
-        raise TypeError(f"where: the condition must be a boolean Tensor (a comparison "
+        raise OperandError(f"where: the condition must be a boolean Tensor (a comparison "
                         f"such as x > 0), got a float Tensor of shape "
                         f"{fmt_shape(inputs[0].shape)}")
     return "float"
@@ -508,10 +509,10 @@ def where(condition, x, y):
 
 def _clamp_params(op, shapes, min=None, max=None):
     if min is None and max is None:
-        raise ValueError("clamp: give at least one of min and max")
+        raise ParameterError("clamp: give at least one of min and max")
     for bound in (min, max):
         if bound is not None and not isinstance(bound, (int, float)):
-            raise TypeError(f"clamp: bounds must be numbers, got {bound!r}; "
+            raise ParameterError(f"clamp: bounds must be numbers, got {bound!r}; "
                             "use sg.maximum / sg.minimum for tensor bounds")
     return (("min", None if min is None else float(min)),
             ("max", None if max is None else float(max)))

@@ -6,7 +6,7 @@ rules/reductions.yaml.
 import numpy
 import sympy
 
-from ...errors import ShapeError
+from ...errors import ParameterError, ShapeError
 from ..build import apply
 from ..opdef import defop
 from ..shapes import fmt_shape, normalize_axes, normalize_axis
@@ -202,7 +202,7 @@ def prod(x, axis=None, keepdims=False):
 
 def _stat_params(op, shapes, axis=None, correction=1, keepdims=False):
     if not isinstance(correction, (int, float)) or correction < 0:
-        raise ValueError(f"{op}: correction must be a non-negative number, got {correction!r}")
+        raise ParameterError(f"{op}: correction must be a non-negative number, got {correction!r}")
     return reduce_params(op, shapes, axis=axis, keepdims=keepdims) + (
         ("correction", correction),)
 
