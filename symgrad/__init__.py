@@ -20,18 +20,20 @@ from .core.ops.linalg import (cholesky, det, diag, diagonal, dot, eye, inv, inve
 from .core.ops.nn import (binary_cross_entropy_with_logits, cross_entropy, log_softmax,
                           logsumexp, mse_loss, one_hot, softmax)
 from .core.ops.pointwise import (abs, acos, add, asin, atan, atan2, cast, clamp, cos, cosh,
-                                 detach, div, eq, erf, exp, expm1, ge, gt, hypot, le, log, log1p,
-                                 logaddexp, logical_and, logical_not, logical_or, lt, maximum,
-                                 minimum, mul, ne, neg, pow, relu, sigmoid, sign, sin, sinh,
-                                 softplus, sqrt, square, stop_gradient, sub, tan, tanh, where)
+                                 detach, div, eq, erf, exp, expm1, ge, gt, hypot, isnan, le, log,
+                                 log1p, logaddexp, logical_and, logical_not, logical_or, lt,
+                                 maximum, minimum, mul, ne, neg, pow, relu, sigmoid, sign, sin,
+                                 sinh, softplus, sqrt, square, stop_gradient, sub, tan, tanh,
+                                 where)
 from .core.ops.reductions import amax, amin, cumsum, max, mean, min, prod, std, sum, var
-from .core.ops.shape import broadcast_to, reshape, squeeze, transpose, unsqueeze
+from .core.ops.shape import broadcast_to, flip, reshape, squeeze, transpose, unsqueeze
 from .core.shapes import TensorSpec
 from .diff.function import Function, FunctionError
 from .diff.rules import Rule, rules
-from .errors import (ArgumentError, CheckError, ControlFlowError, NonScalarOutputError,
-                     NotDifferentiableError, OperandError, ParameterError, RegistryError,
-                     RuleError, ShapeError, SymgradError, UnsupportedOpError)
+from .errors import (ArgumentError, CheckError, ControlFlowError, EvaluationError,
+                     NonScalarOutputError, NotDifferentiableError, OperandError,
+                     ParameterError, RegistryError, RuleError, ShapeError, SymgradError,
+                     UnsupportedOpError)
 from .torchfront.module import module_function
 from .views.graph import print_graph, to_dot
 
@@ -48,7 +50,8 @@ __all__ = [
     "enable_grad", "is_grad_enabled", "Function", "print_graph", "to_dot",
     # ops
     "abs", "acos", "add", "asin", "atan", "atan2", "broadcast_to", "cast", "clamp", "cos", "cosh",
-    "detach", "div", "eq", "erf", "exp", "expm1", "ge", "gt", "hypot", "le", "log", "log1p",
+    "detach", "div", "eq", "erf", "exp", "expm1", "flip", "ge", "gt", "hypot", "isnan", "le", "log",
+    "log1p",
     "logaddexp", "logical_and",
     "logical_not", "logical_or", "lt", "matmul", "maximum", "mean", "minimum", "mul", "ne",
     "neg", "pow", "relu", "reshape", "sigmoid", "sign", "sin", "sinh", "softplus", "sqrt",
@@ -67,5 +70,5 @@ __all__ = [
     # errors
     "SymgradError", "ShapeError", "UnsupportedOpError", "NonScalarOutputError",
     "ControlFlowError", "RuleError", "NotDifferentiableError", "ArgumentError", "CheckError",
-    "FunctionError", "OperandError", "ParameterError", "RegistryError",
+    "FunctionError", "OperandError", "ParameterError", "RegistryError", "EvaluationError",
 ]

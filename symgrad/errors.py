@@ -47,6 +47,12 @@ class ParameterError(SymgradError, ValueError, TypeError):
     bound, a diagonal offset); a ValueError or TypeError as the same mistake in NumPy."""
 
 
+class EvaluationError(SymgradError, ValueError):
+    """Compiled code that cannot compute at the arguments it was given: the array library
+    refused (a max over an empty dim, a division by a zero dim); the original error is
+    its ``__cause__``."""
+
+
 class CheckError(SymgradError, AssertionError):
     """``sg.check`` found a mismatch with torch.autograd."""
 

@@ -70,6 +70,12 @@ def discrete(values):
     return sample
 
 
+def with_nans(shape, rng):
+    """Normal draws with about a third of the elements nan."""
+    x = np.asarray(rng.standard_normal(shape), dtype=float)
+    return np.where(rng.random(shape) < 1 / 3, np.nan, x)
+
+
 POSITIVE = uniform(0.3, 2.0)
 NONZERO = signed(0.4, 2.0)
 UNIT = uniform(-0.9, 0.9)
@@ -267,6 +273,10 @@ spec("logical_not", lambda x: sg.logical_not(x > 0) * sg.sin(x),
      lambda x: torch.logical_not(x > 0) * torch.sin(x),
      unary_cases(), samplers={"x": NONZERO}, differentiable=False, elementwise=True)
 
+spec("isnan", lambda x: sg.where(sg.isnan(x), 0.5, 2.0) * x,
+     lambda x: torch.where(torch.isnan(x), 0.5, 2.0) * x,
+     unary_cases(), samplers={"x": with_nans}, differentiable=False, elementwise=True)
+
 # sg.cast is not exported from symgrad; symgrad.ops.cast is the op. Mixing a boolean into
 # arithmetic inserts the same cast node.
 spec("cast", lambda x, y: sg_ops.cast(x > y) * x * y,
@@ -400,6 +410,14 @@ spec("squeeze", lambda x, axis=None: sg.squeeze(x, axis=axis),
          Case("symbolic_axis0", {"x": (1, "n")}, dims={"n": 4}, params={"axis": 0}),
      ])
 
+spec("flip", lambda x, axis: sg.flip(x, axis) * sg.sin(x),
+     lambda x, axis: torch.flip(x, (axis,) if isinstance(axis, int) else axis) * torch.sin(x), [
+         Case("vector", {"x": (4,)}, params={"axis": 0}),
+         Case("matrix_axis1", {"x": (2, 3)}, params={"axis": 1}),
+         Case("matrix_both", {"x": (2, 3)}, params={"axis": (0, -1)}),
+         Case("batch_axis-2", {"x": (2, 3, 4)}, params={"axis": -2}),
+         Case("symbolic", {"x": ("m", "n")}, dims={"m": 2, "n": 3}, params={"axis": 1}),
+     ])
 spec("unsqueeze", lambda x, axis: sg.unsqueeze(x, axis),
      lambda x, axis: torch.unsqueeze(x, axis), [
          Case("scalar_axis0", {"x": ()}, params={"axis": 0}),

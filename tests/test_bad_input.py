@@ -228,13 +228,14 @@ def test_dim_bound_by_no_argument(backend):
         g.compile(backend)(*_args(backend, np.ones(3)))
 
 
-def test_integer_arrays_compute_in_float64(compiled):
-    """NumPy promotes int arguments: the gradient equals the float64 one."""
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_integer_arrays_compute_in_float64(compiled, backend):
+    """Both backends promote int arguments: the gradient equals the float64 one."""
     W, x = np.arange(6).reshape(2, 3) % 3 - 1, np.array([1, 0, -1])
-    got = compiled["numpy"](W, x)
-    want = compiled["numpy"](W.astype(float), x.astype(float))
+    got = compiled[backend](*_args(backend, W, x))
+    want = compiled[backend](*_args(backend, W.astype(float), x.astype(float)))
     for a, b in zip(got, want):
-        assert a.dtype == np.float64 and np.array_equal(a, b)
+        assert str(a.dtype).endswith("float64") and np.array_equal(np.asarray(a), np.asarray(b))
 
 
 @pytest.mark.parametrize("backend, W, words", [
@@ -244,8 +245,8 @@ def test_integer_arrays_compute_in_float64(compiled):
     pytest.param("numpy", np.array([[object()] * 3] * 2), ["argument W", "object"],
                  id="numpy_object"),
     pytest.param("numpy", "W", ["argument W", "str"], id="numpy_str"),
-    pytest.param("torch", torch.ones((2, 3), dtype=torch.int64), ["argument W", "int64"],
-                 id="torch_int64"),
+    pytest.param("torch", torch.ones((2, 3), dtype=torch.bool), ["argument W", "bool"],
+                 id="torch_bool"),
     pytest.param("torch", torch.ones((2, 3), dtype=torch.complex128),
                  ["argument W", "complex"], id="torch_complex"),
 ])

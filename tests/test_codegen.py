@@ -129,9 +129,10 @@ def test_source_is_standalone(case):
 
 
 def test_compiled_globals_hold_no_symgrad_objects(case):
-    """Only numpy, torch, math, constant arrays and the function itself. The one symgrad
-    name is the ArgumentError class the argument checks raise (a bad argument is a symgrad
-    error, like every bad input); ``source()`` binds it to ValueError instead."""
+    """Only numpy, torch, math, constant arrays and the function itself. The symgrad
+    names are the error classes the code raises (ArgumentError for a bad argument,
+    EvaluationError where the array library refuses); ``source()`` binds them to
+    ValueError instead."""
     *_, g = case
     for backend in ("numpy", "torch"):
         fn = g.compile(backend)
@@ -139,8 +140,8 @@ def test_compiled_globals_hold_no_symgrad_objects(case):
         for name, value in fn.__globals__.items():
             if name == "__builtins__":
                 continue
-            if name == "ArgumentError":
-                assert value is sg.ArgumentError or value is ValueError
+            if name in ("ArgumentError", "EvaluationError"):
+                assert value is getattr(sg, name)
                 continue
             if isinstance(value, types.ModuleType):
                 assert value.__name__ in ("numpy", "torch", "math"), name

@@ -216,6 +216,120 @@ def test_bad_parameters_are_symgrad_errors(call):
         call(x)
 
 
+F = torch.nn.functional
+_ZEROS = torch.zeros(2, 3, dtype=torch.float64)
+NONFINITE = {
+    "amax": lambda x: torch.amax(x, 1), "amax_all": torch.amax,
+    "max_dim": lambda x: torch.max(x, 1)[0], "max_all": torch.max,
+    "min_dim": lambda x: torch.min(x, 1)[0], "amin": lambda x: torch.amin(x, 1),
+    "logsumexp": lambda x: torch.logsumexp(x, 1), "softmax": lambda x: torch.softmax(x, 1),
+    "log_softmax": lambda x: torch.log_softmax(x, 1), "relu": torch.relu,
+    "trace": lambda x: torch.trace(x[:, :2]), "diagonal": lambda x: torch.diagonal(x[:, :2]),
+    "clamp": lambda x: torch.clamp(x, -0.5, 0.5), "abs": torch.abs,
+    "sign": lambda x: torch.sign(x) * x, "where": lambda x: torch.where(x > 0, x, 0.0),
+    "maximum": lambda x: torch.maximum(x, x.flip(1)), "cumsum": lambda x: torch.cumsum(x, 1),
+    "prod": lambda x: torch.prod(x, 1), "norm": lambda x: torch.linalg.vector_norm(x, dim=1),
+    "std": lambda x: torch.std(x, 1), "leaky_relu": lambda x: F.leaky_relu(x, 0.1),
+    "elu": F.elu, "celu": lambda x: F.celu(x, 2.0), "hardtanh": F.hardtanh,
+    "relu6": F.relu6, "gelu": F.gelu, "silu": F.silu, "softplus": F.softplus,
+    "sigmoid": torch.sigmoid, "tanh": torch.tanh,
+    "huber": lambda x: F.huber_loss(x, _ZEROS, delta=0.7),
+    "smooth_l1": lambda x: F.smooth_l1_loss(x, _ZEROS, beta=0.7),
+    "l1": lambda x: F.l1_loss(x, _ZEROS), "mse": lambda x: F.mse_loss(x, x.flip(0)),
+    "atan2": lambda x: torch.atan2(x, x.flip(1)), "hypot": lambda x: torch.hypot(x, x.flip(1)),
+    "logaddexp": lambda x: torch.logaddexp(x, x.flip(1)),
+    "bce_logits": lambda x: F.binary_cross_entropy_with_logits(x, torch.full_like(x, 0.3)),
+    "cross_entropy": lambda x: F.cross_entropy(x, torch.tensor([0, 2])),
+    "layer_norm": lambda x: F.layer_norm(x, (3,)),
+}
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf], ids=["nan", "inf", "-inf"])
+@pytest.mark.parametrize("name", sorted(NONFINITE))
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_a_nonfinite_element_gives_torch_s_gradient(name, value, backend):
+    """One element nan or ±inf: the same gradient as torch, element by element (where torch
+    gives 0 off the path of a nan, so does symgrad)."""
+    f = NONFINITE[name]
+    x = np.array([[1.0, value, 0.5], [2.0, 3.0, -1.0]])
+    w = np.linspace(0.5, 2.0, np.asarray(f(torch.tensor(x)).detach()).size)
+
+    def loss(x):
+        y = f(x)
+        return (y * torch.tensor(w).reshape(y.shape)).sum()
+
+    (got,) = sg.grad_fn(loss, shapes={"x": (2, 3)}).compile(backend)(
+        torch.tensor(x) if backend == "torch" else x)
+    (want,) = torch_grads(loss, x)
+    np.testing.assert_array_equal(np.isnan(np.asarray(got)), np.isnan(want))
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("f", [F.hardtanh, F.relu6, lambda x: F.elu(x, 0.5)],
+                         ids=["hardtanh", "relu6", "elu"])
+def test_activation_gradients_at_their_kinks_like_torch(f):
+    x = np.array([-1.0, 1.0, 0.0, 6.0, -2.0, 3.0])
+    (got,) = sg.grad_fn(lambda x: f(x).sum(), shapes={"x": (6,)}).compile("numpy")(x)
+    np.testing.assert_array_equal(got, torch_grads(lambda x: f(x).sum(), x)[0])
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_integer_arguments_compute_in_float64(backend):
+    g = sg.grad_fn(lambda x, y: sg.sum(sg.atan2(x, y) * x), shapes={"x": (3,), "y": (3,)})
+    x, y = np.array([0, 1, -2]), np.array([0, 0, 3])
+    args = [torch.tensor(x), torch.tensor(y)] if backend == "torch" else [x, y]
+    got = g.compile(backend)(*args)
+    want = torch_grads(lambda x, y: (torch.atan2(x, y) * x).sum(), x.astype(float),
+                       y.astype(float))
+    for a, b in zip(got, want):
+        assert str(a.dtype).endswith("float64")
+        np.testing.assert_allclose(np.asarray(a), b)
+
+
+def test_numpy_scalars_keep_their_dtype_like_0d_tensors():
+    g = sg.grad_fn(lambda x, w: sg.sin(x) * w).compile("numpy")
+    assert [np.asarray(r).dtype for r in g(np.float32(1), np.float32(2))] == [np.float32] * 2
+    assert [type(r) for r in g(np.float32(1), 2.0)] == [float, float]   # a Python float is
+    assert [type(r) for r in g(1.0, 2.0)] == [float, float]             # float64, as torch
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_zero_size_dims_like_torch(backend):
+    def f(x):
+        return torch.mean(x * x, 1).sum() + torch.mean(x) + torch.cumsum(x, 1).sum()
+
+    g = sg.grad_fn(f, shapes={"x": ("m", "n")})
+    x = np.zeros((2, 0))
+    (got,) = g.compile(backend)(torch.tensor(x) if backend == "torch" else x)
+    assert tuple(got.shape) == (2, 0)
+    (value, _) = g.compile(backend, with_value=True)(torch.tensor(x) if backend == "torch"
+                                                     else x)
+    assert np.isnan(float(value)) and np.isnan(float(f(torch.tensor(x))))
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_what_torch_cannot_compute_is_an_evaluation_error(backend):
+    g = sg.grad_fn(lambda x: torch.amax(x, 1).sum(), shapes={"x": ("m", "n")})
+    x = np.zeros((2, 0))
+    with pytest.raises(sg.EvaluationError, match="grad_"):
+        g.compile(backend)(torch.tensor(x) if backend == "torch" else x)
+    with pytest.raises(Exception):
+        torch.amax(torch.tensor(x), 1)
+
+
+def test_a_negative_dim_expression_is_an_argument_error():
+    g = sg.grad_fn(lambda x: (x[1:] * x[:-1]).sum(), shapes={"x": ("n",)})
+    with pytest.raises(sg.ArgumentError, match=r"n - 1 must not be negative.*n = 0"):
+        g.compile("numpy")(np.zeros(0))
+    np.testing.assert_allclose(g.compile("numpy")(np.array([1.0]))[0], [0.0])
+
+
+def test_generated_names_of_errors_are_reserved():
+    g = sg.grad_fn(lambda x: sg.sum(x * x), shapes={"x": ("EvaluationError",)})
+    np.testing.assert_allclose(g.compile("numpy")(np.ones(2))[0], [2.0, 2.0])
+    assert code_name("EvaluationError") == "_EvaluationError"
+
+
 def test_const_of_an_array_is_a_constant_array():
     c = np.arange(3.0)
     x = sg.symbol("x", (3,))

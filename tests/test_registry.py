@@ -76,6 +76,9 @@ def _sample_graphs():
     graphs.append(([y] + backward([sg.sum(y)], [const(1)], [x]), {}))
     z = sg.sum(x * np.arange(3.0) * x)       # a captured array
     graphs.append(([z] + backward([z], [const(1)], [x]), {}))
+    m = symbol("m", ("n", "n"))
+    e = sg.sum((sg.eye(m.shape[0]) + m) * m)  # the identity of a symbolic size
+    graphs.append(([e] + backward([e], [const(1)], [m]), {dim_symbol("n"): 3}))
     return graphs
 
 

@@ -5,7 +5,7 @@ import itertools
 import linecache
 
 from ..core.build import gc_paused
-from ..errors import ArgumentError
+from ..errors import ArgumentError, EvaluationError
 from .backends import backend as backend_named
 from .emit import build_source
 
@@ -24,6 +24,7 @@ def compile_function(outputs, inputs, backend, func_name="gradient", with_value=
                                standalone=False, lazy_fallback=True)
     namespace = target.namespace()
     namespace["ArgumentError"] = ArgumentError
+    namespace["EvaluationError"] = EvaluationError
     namespace.update({name: target.array_constant(value) for name, value in arrays.items()})
     filename = f"<symgrad-{target.name}-{next(_counter)}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)

@@ -12,10 +12,9 @@ from sympy.printing.codeprinter import PrintMethodNotImplementedError
 
 from ..core.build import gc_paused
 from ..core.opdef import OPS
-from ..errors import RegistryError
 from ..core.program import Program
 from ..core.shapes import dim_symbols, fmt_shape, shapes_equal
-from ..errors import ShapeError
+from ..errors import RegistryError, ShapeError
 from .backends import backend as backend_named, internal
 from .names import code_name, dim_code, is_plain
 
@@ -71,7 +70,8 @@ def _shape_checks(args, backend):
             lines.append(f"if {got} != {dim_code(d)}:")
             if isinstance(d, sympy.Symbol):
                 where, code = bound[d]
-                lines.append(f"    raise ArgumentError({say(want, got_shape, f', but {d} = ', Code(code), f' from {where}')})")
+                message = say(want, got_shape, f", but {d} = ", Code(code), f" from {where}")
+                lines.append(f"    raise ArgumentError({message})")
             else:
                 lines.append(f"    raise ArgumentError({say(want, got_shape)})")
     return checks
@@ -83,10 +83,11 @@ def _arguments_code(args, backend, arrays):
     conversions = [backend.argument_lines(a) for a in args]
     checks = _shape_checks(args, backend)
     prologue = backend.prologue([a.code for a in args], arrays, args)
+    entry = backend.entry_lines(args)
     if backend.converts_first:
-        return [line for c in conversions for line in c] + prologue + [
+        return entry + [line for c in conversions for line in c] + prologue + [
             line for c in checks for line in c]
-    return [line for c, k in zip(conversions, checks) for line in c + k] + prologue
+    return entry + [line for c, k in zip(conversions, checks) for line in c + k] + prologue
 
 
 def _check_dims_bound(prog, inputs):
@@ -105,6 +106,35 @@ def _check_dims_bound(prog, inputs):
                 f"argument's shape contains it, so compiled code cannot know its size; give "
                 f"{names} to an argument's shape (shapes={{...: (..., {names!r}, ...)}}) or "
                 "use a concrete size")
+
+
+def _dim_checks(prog, inputs):
+    """Lines refusing arguments for which a dim expression of the program is negative
+    (``x[1:]`` has n - 1 elements: none for n = 0 in torch, an error here)."""
+    seen, lines = set(), []
+    for _, node, _ in prog.statements:
+        for d in node.shape:
+            if isinstance(d, int) or isinstance(d, sympy.Symbol) or d in seen:
+                continue
+            seen.add(d)
+            dims = sorted(d.free_symbols, key=str)
+            values = [part for s in dims for part in (f"{s} = ", Code(code_name(s.name)), ", ")]
+            message = say(f"{node.op} makes an array of shape {fmt_shape(node.shape)}, whose "
+                          f"dim {d} must not be negative; at these arguments ", *values[:-1],
+                          "; give arguments with larger dims")
+            lines += [f"if {dim_code(d)} < 0:", f"    raise ArgumentError({message})"]
+    return lines
+
+
+def _translated_errors(body, func_name):
+    """``body`` such that an error of the array library (an empty reduction without
+    identity, a division by a zero dim) becomes an EvaluationError naming the function."""
+    message = say(f"{func_name}: the result cannot be computed at these arguments (",
+                  Code("type(_error).__name__"), ": ", Code("_error"), ")")
+    return (["try:"] + ["    " + line for line in body]
+            + ["except ArgumentError:", "    raise",
+               "except (ArithmeticError, LookupError, RuntimeError, ValueError) as _error:",
+               f"    raise EvaluationError({message}) from _error"])
 
 
 def _output_code(node, name_of, backend, printer, shape):
@@ -271,7 +301,7 @@ def _body_lines(prog, outputs, zero_shapes, with_value, backend, preamble, args=
     return body
 
 
-def _scalar_body(prog, inputs, outputs, zero_shapes, with_value, backend, preamble):
+def _scalar_body(prog, inputs, outputs, zero_shapes, with_value, backend, preamble, args):
     """The statements as plain float code, for a backend with a ``scalar_backend`` and a
     program of scalars in which every op has a spelling for it; else None."""
     scalar = getattr(backend, "scalar_backend", None)
@@ -284,7 +314,8 @@ def _scalar_body(prog, inputs, outputs, zero_shapes, with_value, backend, preamb
     except (RegistryError, PrintMethodNotImplementedError):
         return None
     preamble.update(helpers)
-    return lines
+    returned = lines[-1][len("return "):]
+    return lines[:-1] + [f"return {backend.result(returned, args)}"]
 
 
 @gc_paused
@@ -323,38 +354,43 @@ def build_source(outputs, inputs, backend, func_name="gradient", with_value=None
     if not is_plain(func_name):
         func_name = "gradient"
     unpack = ", ".join(a.code for a in args) + ("," if len(args) == 1 else "") + " = args"
-    body = [f"if len(args) != {len(inputs)}:",
-            f"    raise ArgumentError({say(f'{func_name}() takes {len(inputs)} arguments (' + ', '.join(x.name for x in inputs) + '), got ', Code('len(args)'))})"]
+    names = ", ".join(x.name for x in inputs)
+    count = say(f"{func_name}() takes {len(inputs)} arguments ({names}), got ", Code("len(args)"))
+    body = [f"if len(args) != {len(inputs)}:", f"    raise ArgumentError({count})"]
     if args:
         body.append(unpack)
     body += _arguments_code(args, backend, {name: name + local for name in arrays})
+    body += _dim_checks(prog, inputs)
+    computing = len(body)
     preamble = {}   # helper definitions the statements use
     scalar_body = _scalar_body(prog, inputs, outputs, zero_shapes, with_value, backend,
-                               preamble)
+                               preamble, args)
     fallback = []
     if scalar_body:
         body.append("try:")
         body += ["    " + line for line in scalar_body]
         body.append("except (ArithmeticError, ValueError):")
-        body.append("    return _fallback(*args)" if lazy_fallback else "    pass")
+        body.append("    return _fallback(_dt, *args)" if lazy_fallback else "    pass")
     own_body = backend.body_prefix(args)
     own_body += _body_lines(prog, outputs, zero_shapes, with_value, backend, preamble, args)
     if scalar_body and lazy_fallback:
-        fallback_src = "\n".join(["def _fallback_impl(*args):", "    " + unpack]
+        fallback_src = "\n".join(["def _fallback_impl(_dt, *args):", "    " + unpack]
                                  + ["    " + b for b in own_body]) + "\n"
         fallback = [f"_FALLBACK = {fallback_src!r}", "",
-                    "def _fallback(*args):",
+                    "def _fallback(_dt, *args):",
                     "    global _fallback",
                     "    exec(compile(_FALLBACK, '<symgrad-fallback>', 'exec'), globals())",
                     "    _fallback = _fallback_impl",
-                    "    return _fallback_impl(*args)", ""]
+                    "    return _fallback_impl(_dt, *args)", ""]
     else:
         body += own_body
+    body = body[:computing] + _translated_errors(body[computing:], func_name)
 
     lines = []
     if standalone:
         lines += [f"import {m}" for m in backend.modules]
-        lines += ["", "ArgumentError = ValueError"] + backend.standalone_lines()
+        lines += ["", "ArgumentError = ValueError", "EvaluationError = ValueError"]
+        lines += backend.standalone_lines()
         for name, value in arrays.items():
             lines.append(f"{name} = {backend.array_literal(value)}")
     lines += [backend.argument_helper] + list(preamble.values())

@@ -3,7 +3,8 @@ reaches code only in a form that cannot be misread.
 
 A name is kept as written when it is a plain identifier that means nothing else in the
 generated function: not a keyword, not a builtin, not a module the code uses, not one of
-the code's own names (they all start with ``_``, or are ``args`` and ``ArgumentError``),
+the code's own names (they all start with ``_``, or are ``args``, ``ArgumentError`` and
+``EvaluationError``),
 and unchanged by NFKC normalisation (which Python applies to identifiers, so ``ｎ`` and
 ``n`` would be one variable). Any other name is renamed, the same way everywhere and for
 every program (cached statement templates stay valid): an identifier that only clashes
@@ -17,7 +18,7 @@ import unicodedata
 
 import sympy
 
-GENERATED = {"args", "ArgumentError", "math", "numpy", "torch", "scipy"}
+GENERATED = {"args", "ArgumentError", "EvaluationError", "math", "numpy", "torch", "scipy"}
 BUILTINS = set(dir(builtins))
 
 

@@ -46,6 +46,7 @@ class ArrayPrinting:
 
     M = "numpy"
     target = "numpy"
+    dim_division = True   # x/n is inf (or nan) for n = 0, as in torch: NumPy divides
 
     def __init__(self, settings=None):
         super().__init__(dict({"fully_qualified_modules": True}, **(settings or {})))
@@ -91,8 +92,22 @@ class ArrayPrinting:
         """``expr`` parenthesised as an operand at the precedence of ``level``."""
         return self.parenthesize(expr, PRECEDENCE[level], strict=level == "Atom")
 
+    def _divides_by_dims(self, expr):
+        """A scalar in dims with a dim in its denominator, which a zero dim makes a
+        division by zero (an error for Python numbers)."""
+        return (self.dim_division and is_scalar_constant(expr)
+                and not expr.is_number and expr.as_numer_denom()[1].free_symbols)
+
+    def _dim_quotient(self, expr):
+        """A Python float again, so NumPy keeps float32 arrays float32 (a weak scalar)."""
+        numerator, denominator = expr.as_numer_denom()
+        return (f"float(numpy.float64({self._print(numerator)})/"
+                f"{self.arg(denominator, 'Pow')})")
+
     def _print_Pow(self, expr, rational=False):
         base, e = expr.args
+        if self._divides_by_dims(expr):
+            return self._dim_quotient(expr)
         if e == -1:
             return "1/" + self.arg(base, "Pow")
         if e == sympy.S.Half:
@@ -109,9 +124,13 @@ class ArrayPrinting:
         array: ``(2/(B*o))*x`` is one array operation, ``2*x/(B*o)`` is two."""
         scalars = [a for a in expr.args if is_scalar_constant(a)]
         rest = [a for a in expr.args if not is_scalar_constant(a)]
+        if self._divides_by_dims(expr):
+            return self._dim_quotient(expr)
         if not rest or not scalars or len(scalars) == 1 and scalars[0].is_Number:
             return super()._print_Mul(expr)
         coefficient = sympy.Mul(*scalars)
         if coefficient == -1:
             return "-" + self.arg(sympy.Mul(*rest), "Mul")
-        return f"({self._print(coefficient)})*{self.arg(sympy.Mul(*rest), 'Mul')}"
+        scale = (self._dim_quotient(coefficient) if self._divides_by_dims(coefficient)
+                 else self._print(coefficient))
+        return f"({scale})*{self.arg(sympy.Mul(*rest), 'Mul')}"

@@ -14,13 +14,13 @@ from ..core.ops.linalg import diag, diagonal, eye, matmul, outer as outer_op, so
 from ..core.ops.nn import log_softmax, one_hot, softmax
 from ..core.shapes import numel
 
-__all__ = ["expand_reduced", "count", "sum_to", "shape_of", "inverse_permutation",
-           "matmul_grad_x", "matmul_grad_y", "clamp_mask", "outer", "eye_like", "mT",
-           "solve_grad_a", "norm_grad", "norm_jvp", "tril_half", "cholesky_grad", "extremum_mask",
-           "prod_others",
-           "centered", "loss_grad", "cross_entropy_grad", "cross_entropy_target_grad",
-           "cross_entropy_jvp", "concat_grad_x", "concat_grad_y", "amax_mask",
-           "mse_loss_jvp", "bce_jvp", "div_or_zero", "pow_grad_base", "pow_grad_exponent"]
+__all__ = ["expand_reduced", "count", "sum_to", "shape_of", "inverse_permutation", "matmul_grad_x",
+           "matmul_grad_y", "clamp_mask", "outer", "eye_like", "mT", "solve_grad_a", "on_diagonal",
+           "norm_grad", "norm_jvp", "tril_half", "cholesky_grad", "extremum_grad", "extremum_jvp",
+           "prod_others", "centered", "loss_grad", "cross_entropy_grad",
+           "cross_entropy_target_grad", "cross_entropy_jvp", "concat_grad_x", "concat_grad_y",
+           "amax_mask", "mse_loss_jvp", "bce_jvp", "div_or_zero", "pow_grad_base",
+           "pow_grad_exponent"]
 
 
 def shape_of(x):
@@ -110,6 +110,12 @@ def clamp_mask(x, lo, hi):
     if hi is None:
         return x >= lo
     return pw.logical_and(x >= lo, x <= hi)
+
+
+def on_diagonal(grad, x):
+    """The scalar ``grad`` on the diagonal of a matrix of x's (square) size, exactly 0 off
+    it, even where grad is not finite."""
+    return diag(sh.broadcast_to(grad, (x.shape[-1],)))
 
 
 def eye_like(x):
@@ -211,18 +217,38 @@ def norm_jvp(x, x_t, result, axis, keepdims, ord):
 
 
 def amax_mask(x, result, axis, keepdims):
-    """amax/amin and full max/min: ties share the gradient equally."""
-    return extremum_mask(x, result, axis, keepdims, first=False)
-
-
-def extremum_mask(x, result, axis, keepdims, first):
-    """Where the gradient of max/min over ``axis`` goes, as a float mask: every tie
-    sharing it equally, or only the first maximum along the axis (``first``)."""
+    """amax/amin: ties share the gradient equally; a slice holding nan has no tie, and
+    its gradient is nan throughout (0/0), as torch's."""
     hit = pw.cast(x == expand_reduced(result, x, axis, keepdims))
+    return hit / expand_reduced(red.sum(hit, axis=axis, keepdims=keepdims), x, axis, keepdims)
+
+
+def _extremum_selection(x, result, axis, keepdims, first):
+    """(where the gradient of max/min goes, the share of each place or None): every tie
+    sharing it equally, or all of it to the first extremum along the axis (``first``,
+    the index torch.max(x, dim) returns). A nan is the extremum of its slice, as in
+    torch."""
+    r = expand_reduced(result, x, axis, keepdims)
+    hit = pw.logical_or(x == r, pw.logical_and(pw.isnan(x), pw.isnan(r)))
     if first:
         (a,) = axis
-        return hit * pw.cast(red.cumsum(hit, a) == 1)
-    return hit / expand_reduced(red.sum(hit, axis=axis, keepdims=keepdims), x, axis, keepdims)
+        return pw.logical_and(hit, red.cumsum(pw.cast(hit), a) == 1), None
+    count = red.sum(pw.cast(hit), axis=axis, keepdims=keepdims)
+    return hit, expand_reduced(count, x, axis, keepdims)
+
+
+def extremum_grad(grad, x, result, axis, keepdims, first):
+    """The gradient of max/min over ``axis``; exactly 0 off the extremum, even where grad
+    is not finite (torch's masked fill)."""
+    chosen, count = _extremum_selection(x, result, axis, keepdims, first)
+    g = expand_reduced(grad, x, axis, keepdims)
+    return pw.where(chosen, g if count is None else g / count, 0.0)
+
+
+def extremum_jvp(x_t, x, result, axis, keepdims, first):
+    chosen, count = _extremum_selection(x, result, axis, keepdims, first)
+    share = pw.where(chosen, x_t if count is None else x_t / count, 0.0)
+    return red.sum(share, axis=axis, keepdims=keepdims)
 
 
 def prod_others(x, result, axis, keepdims):

@@ -40,12 +40,15 @@ def bilinear(input1, input2, weight, bias=None):
 
 @torch_op("F.relu6")
 def relu6(input, inplace=False):
-    return clamp(input, 0.0, 6.0)
+    return hardtanh(input, 0.0, 6.0)
 
 
 @torch_op("F.hardtanh")
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    return clamp(input, min_val, max_val)
+    """clamp(x, min_val, max_val) with torch's gradient: 0 at the bounds themselves (where
+    clamp's is 1), and passed on at nan."""
+    return sgo.where(sgo.le(input, min_val), min_val,
+                     sgo.where(sgo.ge(input, max_val), max_val, input))
 
 
 @torch_op("F.prelu")
@@ -61,14 +64,22 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
     return sgo.where(sgo.gt(input, 0), input, negative_slope * input)
 
 
+def _negative_part(input, fn):
+    """x where x > 0 (and at nan), else fn(x), with fn evaluated at 0 where x > 0: the
+    unused branch never sees inf, so no 0·inf reaches the gradient (torch's ELU
+    backward picks a branch per element)."""
+    negative = sgo.le(input, 0)
+    return sgo.where(negative, fn(sgo.where(negative, input, 0.0)), input)
+
+
 @torch_op("F.elu")
 def elu(input, alpha=1.0, inplace=False):
-    return sgo.where(sgo.gt(input, 0), input, alpha * sgo.expm1(input))
+    return _negative_part(input, lambda x: alpha * sgo.expm1(x))
 
 
 @torch_op("F.celu")
 def celu(input, alpha=1.0, inplace=False):
-    return sgo.where(sgo.gt(input, 0), input, alpha * sgo.expm1(input / alpha))
+    return _negative_part(input, lambda x: alpha * sgo.expm1(x / alpha))
 
 
 _SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
@@ -392,17 +403,26 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean",
                    beta=1.0):
     name = "torch.nn.functional.smooth_l1_loss"
-    d = sgo.abs(input - target)
-    loss = d if beta == 0 else sgo.where(sgo.lt(d, beta), 0.5 * d * d / beta, d - 0.5 * beta)
+    loss = _quadratic_near_zero(input - target, beta)
     return reduce_loss(loss, legacy_reduction(name, reduction, size_average, reduce), name)
 
 
 @torch_op("F.huber_loss")
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     name = "torch.nn.functional.huber_loss"
-    d = sgo.abs(input - target)
-    loss = sgo.where(sgo.lt(d, delta), 0.5 * d * d, delta * (d - 0.5 * delta))
+    loss = delta * _quadratic_near_zero(input - target, delta)
     return reduce_loss(loss if weight is None else weight * loss, reduction, name)
+
+
+def _quadratic_near_zero(d, width):
+    """d²/(2 width) where |d| ≤ width, else |d| - width/2 (smooth L1; Huber over delta),
+    with torch's gradient at the edges: nan at nan, ±1 at ±inf (the quadratic branch
+    is evaluated at 0 beyond the width, so it adds no 0·inf)."""
+    if width == 0:
+        return sgo.abs(d)
+    outside = sgo.gt(sgo.abs(d), width)
+    near = sgo.where(outside, 0.0, d)
+    return sgo.where(outside, sgo.abs(d) - 0.5 * width, (0.5 / width) * near * near)
 
 
 @torch_op("F.binary_cross_entropy")

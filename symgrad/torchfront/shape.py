@@ -21,6 +21,28 @@ def reshape(input, *shape):
     return sgo.reshape(input, sizes_arg(shape))
 
 
+@torch_op("torch.flip", "Tensor.flip")
+def flip(input, *dims, **kwargs):
+    """torch.flip(x, dims) and x.flip(*dims)."""
+    if "dims" in kwargs:
+        dims = (kwargs.pop("dims"),)
+    if kwargs:
+        raise unsupported("torch.flip", (input,), kwargs, "arguments not understood")
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = tuple(dims[0])
+    return sgo.flip(input, tuple(dims))
+
+
+@torch_op("torch.fliplr")
+def fliplr(input):
+    return sgo.flip(input, 1)
+
+
+@torch_op("torch.flipud")
+def flipud(input):
+    return sgo.flip(input, 0)
+
+
 @torch_op("Tensor.view_as", "Tensor.reshape_as")
 def view_as(input, other):
     return sgo.reshape(input, shape_of(other))

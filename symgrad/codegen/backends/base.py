@@ -41,6 +41,10 @@ class Backend:
         """Whether the code checks the argument's rank and shape after converting it."""
         return True
 
+    def entry_lines(self, args):
+        """Lines before any argument is converted."""
+        return []
+
     def argument_lines(self, arg):
         """Lines converting an argument (``emit.Argument``: its ``code`` name, ``label``
         for messages, ``shape``) when it is not already what the code computes with."""

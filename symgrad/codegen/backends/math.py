@@ -14,6 +14,7 @@ class MathCodePrinter(ArrayPrinting, PythonCodePrinter):
 
     M = "math"
     target = "math"
+    dim_division = False
 
     def _print_Pow(self, expr, rational=False):
         """x**k for an integer k; ``math.pow`` otherwise, which raises (and the NumPy
@@ -24,6 +25,12 @@ class MathCodePrinter(ArrayPrinting, PythonCodePrinter):
         if e.is_Integer:
             return self.arg(base, "Pow") + "**" + self.arg(e, "Pow")
         return f"math.pow({self._print(base)}, {self._print(e)})"
+
+
+    def _print_sign(self, expr):
+        """0 at nan, as torch.sign."""
+        x = self.arg(expr.args[0], "Atom")
+        return f"(1.0 if {x} > 0 else -1.0 if {x} < 0 else 0.0)"
 
 
 class MathBackend(Backend):

@@ -27,6 +27,10 @@ class NumpyCodePrinter(ArrayPrinting, NumPyPrinter):
     def _print_Abs(self, expr):
         return f"numpy.abs({self._print(expr.args[0])})"
 
+    def _print_sign(self, expr):
+        """0 at nan, as torch.sign (NumPy's sign of nan is nan)."""
+        return f"numpy.sign(numpy.nan_to_num({self._print(expr.args[0])}))"
+
     def _print_And(self, expr):
         return fold("numpy.logical_and", [self._print(a) for a in expr.args])
 
@@ -54,6 +58,13 @@ class NumpyBackend(Backend):
         "    if array.dtype.kind != 'f':\n"
         "        array = array.astype(numpy.float64)\n"
         "    return array if array.ndim else float(array)\n\n\n"
+        "def _scalar_dtype(values):\n"
+        "    dt = None\n"
+        "    for v in values:\n"
+        "        d = getattr(v, 'dtype', None)\n"
+        "        d = d if d is not None and d.kind == 'f' else _FLOAT64\n"
+        "        dt = d if dt is None else numpy.promote_types(dt, d)\n"
+        "    return _FLOAT64 if dt is None or dt == _FLOAT64 else dt\n\n\n"
         "def _in_dtype(dt, values):\n"
         "    if type(values) is tuple:\n"
         "        return tuple(_in_dtype(dt, v) for v in values)\n"
@@ -72,9 +83,15 @@ class NumpyBackend(Backend):
                     f"    {name} = _real_array({name}, {a.label})"]
         message = repr(f"argument {a.node.name} must have shape (), got shape ")
         return [f"if type({name}) is not float:",
+                "    _dt = _scalar_dtype(args) if _dt is _FLOAT64 else _dt",
                 f"    {name} = _real_array({name}, {a.label})",
                 f"    if type({name}) is not float:",
                 f"        raise ArgumentError({message} + str(tuple({name}.shape)))"]
+
+    def entry_lines(self, args):
+        """An all-scalar program takes its dtype from NumPy scalars among the arguments
+        (``_scalar_dtype``; Python numbers count as float64), as torch from 0-d tensors."""
+        return ["_dt = _FLOAT64"] if not args or any(not a.shape for a in args) else []
 
     def checks_shape(self, a):
         """Scalars are checked by their conversion already."""
@@ -94,7 +111,7 @@ class NumpyBackend(Backend):
         return [f"{a.code} = numpy.float64({a.code})" for a in args if not a.shape]
 
     def result(self, expr, args):
-        if not any(a.shape for a in args):
+        if not args:
             return expr
         return f"{expr} if _dt is _FLOAT64 else _in_dtype(_dt, {expr})"
 

@@ -96,8 +96,10 @@ class TorchBackend(Backend):
 
         "def _real_tensor(value, name):\n"
         "    if isinstance(value, torch.Tensor):\n"
-        "        raise ArgumentError('argument %s must be a floating-point tensor, got dtype "
-        "%s; convert it with .double() or .float()' % (name, value.dtype))\n"
+        "        if value.is_complex() or value.dtype == torch.bool:\n"
+        "            raise ArgumentError('argument %s must be real numbers (float or int), "
+        "got a tensor of dtype %s' % (name, value.dtype))\n"
+        "        return value.to(torch.float64)\n"
         "    array = numpy.asarray(value)\n"
         "    if array.dtype.kind not in 'fiu':\n"
         "        raise ArgumentError('argument %s must be real numbers, got %s of dtype %s' "

@@ -220,7 +220,8 @@ def _diag_batch(node, ins, size):
 
 
 @defop("diag", ("x",), shape=_diag_shape, text="diag({x})", latex=_call_latex("diag"),
-       numpy="numpy.diag({x})", torch="torch.diag({x})", matrix=lambda m, node, x: m.diag(x),
+       numpy="numpy.diag({x})", torch="torch.diag({x})",
+       matrix=lambda m, node, x: m.diag_matrix(node, x),
        elements=_diag_elements, batch=_diag_batch)
 def diag(x):
     """Like ``numpy.diag``: a vector becomes a diagonal matrix, a matrix gives its diagonal."""

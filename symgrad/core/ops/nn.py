@@ -11,7 +11,8 @@ from ..opdef import defop
 from ..shapes import as_dim, fmt_shape, shapes_equal
 from .. import simplify as simp
 from . import batching, elements
-from .pointwise import AsFloat, Softplus, pointwise_shape
+from .functions import AsFloat, Softplus
+from .pointwise import pointwise_shape
 from .reductions import REDUCE_PARAMS, axis_params, reduce_latex, reduce_params, \
     reduce_shape, reduce_text, same_shape
 
@@ -262,8 +263,10 @@ def mse_loss(x, y, reduction="mean"):
 
 
 def _bce_code(module, relu):
+    """(1 - y) x + max(-x, 0) + log1p(exp(-|x|)): torch's arrangement, inf (not inf - inf)
+    at x = inf."""
     def spell(x, y, reduction):
-        per = (f"{relu.format(x=x)} - {x:mul}*{y:mul} + "
+        per = (f"(1.0 - {y:mul})*{x:mul} + {relu.format(x=f'-{x:mul}')} + "
                f"{module}.log1p({module}.exp(-{module}.abs({x})))")
         return _reduced(module, per, reduction)
     return spell
@@ -278,7 +281,7 @@ def _bce_elements(ctx, x, y):
        shape=_loss_shape, text=_loss_text("binary_cross_entropy_with_logits"),
        latex=_loss_latex("BCE"), numpy=_bce_code("numpy", "numpy.maximum({x}, 0.0)"),
        torch=_bce_code("torch", "torch.relu({x})"),
-       math="(max({x}, 0.0) - {x:mul}*{y:mul} + math.log1p(math.exp(-abs({x}))))",
+       math="((1.0 - {y:mul})*{x:mul} + max(-{x:mul}, 0.0) + math.log1p(math.exp(-abs({x}))))",
        elements=_bce_elements)
 def binary_cross_entropy_with_logits(x, y, reduction="mean"):
     """-(y log σ(x) + (1 - y) log(1 - σ(x))), as max(x, 0) - x y + log1p(exp(-|x|))."""

@@ -1,5 +1,5 @@
-"""Shape ops: transpose, reshape, squeeze, unsqueeze and broadcast_to (and ``swapaxes``,
-written with transpose). Derivatives: rules/shape.yaml.
+"""Shape ops: transpose, reshape, squeeze, unsqueeze, broadcast_to and flip (and
+``swapaxes``, written with transpose). Derivatives: rules/shape.yaml.
 """
 import numpy
 import sympy
@@ -184,3 +184,28 @@ def _broadcast_batch(node, ins, size):
 def broadcast_to(x, shape):
     """x broadcast to ``shape`` (NumPy's rules)."""
     return apply("broadcast_to", x, shape=shape)
+
+
+def _flip_params(op, shapes, axis):
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    return (("axis", tuple(sorted(set(normalize_axes(axes, len(shapes[0]), op))))),)
+
+
+def _flip_simplify(inputs, attrs, shape):
+    (x,) = inputs
+    if not attrs["axis"]:
+        return x
+    if x.op == "flip" and x.attrs["axis"] == attrs["axis"]:
+        return x.inputs[0]
+    return None
+
+
+@defop("flip", ("x",), params=_flip_params, shape=lambda op, s, a: s[0],
+       simplify=_flip_simplify, readonly=True,
+       text=lambda x, axis: f"flip({x}, axis={axis.value[0] if len(axis.value) == 1 else axis})",
+       latex=_shape_latex("flip", "axis"), numpy="numpy.flip({x}, {axis})",
+       torch="torch.flip({x}, {axis})",
+       elements=lambda ctx, x: numpy.flip(x, ctx.attrs["axis"]), batch=batching.along_axes)
+def flip(x, axis):
+    """x with the order of its elements reversed along ``axis`` (an int or a tuple)."""
+    return apply("flip", x, axis=axis)

@@ -14,6 +14,8 @@ from ...core.shapes import numel, shapes_equal
 from ..text import format_expr
 from .algebra import EYE, ONES, T, Term, add, fn, inv, is_num, mm, num, scale, sym
 
+FLIPPED = {"<": "≥", "≤": ">", ">": "≤", "≥": "<", "=": "≠", "≠": "="}
+
 
 def ones_like(shape):
     """The all-ones array of ``shape`` as a term: 𝟙, 𝟙ᵀ, 𝟙 𝟙ᵀ."""
@@ -92,6 +94,15 @@ class Reader:
     def diag(t):
         return Term("diag", (t,))
 
+    def diag_matrix(self, node, t):
+        """diag(v) of the op diag; diag(g 𝟙) of a scalar g reads g I."""
+        v = node.inputs[0]
+        if v.is_const and v.attrs["value"] != 0:
+            return scale(num(v.attrs["value"]), EYE)
+        if v.op == "broadcast_to" and not v.inputs[0].shape:
+            return scale(self.term(v.inputs[0]), EYE)
+        return Term("diag", (t,))
+
     @staticmethod
     def norm(t):
         return Term("norm", (t,))
@@ -114,6 +125,9 @@ class Reader:
 
     @staticmethod
     def not_(t):
+        """¬(a ≤ b) reads a > b: the same for real numbers, which formulas are about."""
+        if t.kind == "rel" and t.data in FLIPPED:
+            return Term("rel", t.args, FLIPPED[t.data])
         return Term("not", (t,))
 
     @staticmethod
