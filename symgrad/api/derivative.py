@@ -10,7 +10,7 @@ from ..errors import ArgumentError
 from ..views import explicit as _explicit
 from ..views.latex import latex_expr
 from ..views.matrix import render
-from ..views.text import format_expr, program_lines, shape_note, shared_forms
+from ..views.text import format_block, format_expr, program_lines, shape_note, shared_forms
 
 
 class Block:
@@ -93,7 +93,7 @@ class DerivativeFn:
             outs, defs = self._rendered("text")
         else:
             exprs, named = self._shared()
-            outs = [format_expr(e) for e in exprs]
+            outs = [format_block(e) for e in exprs]
             defs = [(str(s), format_expr(e)) for s, e, _ in named]
         lines = [f"{b.label} = {o}{shape_note(b.shape)}" for b, o in zip(blocks, outs)]
         if defs:

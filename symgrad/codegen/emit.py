@@ -114,7 +114,8 @@ def _dim_checks(prog, inputs):
     seen, lines = set(), []
     for _, node, _ in prog.statements:
         for d in node.shape:
-            if isinstance(d, int) or isinstance(d, sympy.Symbol) or d in seen:
+            if isinstance(d, int) or isinstance(d, sympy.Symbol) or d in seen \
+                    or _nonnegative_at_zero_sizes(d):
                 continue
             seen.add(d)
             dims = sorted(d.free_symbols, key=str)
@@ -124,6 +125,13 @@ def _dim_checks(prog, inputs):
                           "; give arguments with larger dims")
             lines += [f"if {dim_code(d)} < 0:", f"    raise ArgumentError({message})"]
     return lines
+
+
+def _nonnegative_at_zero_sizes(d):
+    """Whether ``d`` is >= 0 for all dims >= 0 (dim symbols say >= 1; arguments may be
+    empty)."""
+    sizes = {s: sympy.Dummy(integer=True, nonnegative=True) for s in d.free_symbols}
+    return bool(d.xreplace(sizes).is_nonnegative)
 
 
 def _translated_errors(body, func_name):

@@ -17,6 +17,7 @@ import keyword
 import unicodedata
 
 import sympy
+from sympy.printing.pycode import PythonCodePrinter
 
 GENERATED = {"args", "ArgumentError", "EvaluationError", "math", "numpy", "torch", "scipy"}
 BUILTINS = set(dir(builtins))
@@ -38,11 +39,40 @@ def code_name(name):
     return "_u" + "".join(f"{ord(c):x}_" for c in name).rstrip("_")
 
 
+class DimPrinter(PythonCodePrinter):
+    """Integer arithmetic on dims: ceiling(n/2) is -(-n // 2), never a float (a shape
+    needs ints); symbols by their code names."""
+
+    def _print_Symbol(self, expr):
+        return code_name(expr.name)
+
+    def _quotient(self, expr):
+        numerator, denominator = expr.as_numer_denom()
+        return self._print(numerator), self._print(denominator)
+
+    def _print_floor(self, expr):
+        n, d = self._quotient(expr.args[0])
+        return f"(({n}) // ({d}))"
+
+    def _print_ceiling(self, expr):
+        n, d = self._quotient(expr.args[0])
+        return f"(-((-({n})) // ({d})))"
+
+    def _print_Max(self, expr):
+        return "max(" + ", ".join(self._print(a) for a in expr.args) + ")"
+
+    def _print_Min(self, expr):
+        return "min(" + ", ".join(self._print(a) for a in expr.args) + ")"
+
+
+_dim_printer = DimPrinter()
+
+
 def dim_code(d):
-    """A dim (an int or an expression of dims) as code, its symbols by their code names."""
+    """A dim (an int or an expression of dims) as integer code (``DimPrinter``)."""
     if isinstance(d, int):
         return str(d)
-    return str(d.xreplace({s: sympy.Symbol(code_name(s.name)) for s in d.free_symbols}))
+    return _dim_printer.doprint(d)
 
 
 def shape_code(shape):

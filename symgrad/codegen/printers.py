@@ -14,7 +14,7 @@ from sympy.printing.precedence import PRECEDENCE
 
 from ..core.opdef import render
 from ..core.program import PLACEHOLDERS
-from .names import code_name
+from .names import code_name, dim_code
 
 
 
@@ -77,6 +77,17 @@ class ArrayPrinting:
 
     def _print_Float(self, expr):
         return float_literal(float(expr))
+
+    def _print_ceiling(self, expr):
+        """Of dims (a slice's length), integer arithmetic: the result may be a shape."""
+        if is_scalar_constant(expr):
+            return dim_code(expr)
+        return super()._print_ceiling(expr)
+
+    def _print_floor(self, expr):
+        if is_scalar_constant(expr):
+            return dim_code(expr)
+        return super()._print_floor(expr)
 
     def _print_Integer(self, expr):
         # beyond 2**53 an integer is a float for every backend (torch.pow rejects 2**64)

@@ -173,7 +173,7 @@ def _const_expr(attrs):
 
 def _fill_text(shape, value):
     if value.expr == 0:
-        return "0"
+        return f"zeros({shape})"
     if value.expr == 1:
         return f"ones({shape})"
     return f"full({shape}, {value})"

@@ -133,7 +133,8 @@ class Tensor:
                 for node in order:
                     if node._expr is None:
                         node._expr = OPS[node.op].expr(node.attrs,
-                                                       [i._expr for i in node.inputs])
+                                                       [i._expr for i in node.inputs],
+                                                       node.shape)
             deep(build, depth_of(order))
         return self._expr
 

@@ -20,7 +20,7 @@ import sys
 
 import sympy
 from sympy.core.symbol import Str
-from sympy.printing.precedence import PRECEDENCE
+from sympy.printing.precedence import PRECEDENCE as SYMPY_PRECEDENCE
 
 from ..errors import ParameterError, RegistryError
 
@@ -28,6 +28,11 @@ TARGETS = ("text", "latex", "numpy", "torch", "math")
 
 OPS = {}         # op name -> OpDef
 FUNCTIONS = {}   # public function name -> callable (sg.<name>), filled by the op families
+
+# SymPy's levels, and x @ y: Python's @ binds like * and groups left to right, so as a
+# factor of a product (a*(W@x), printed at Mul's level, or at Add's when the product is
+# negative) it needs parentheses, and as a term of a sum or a comparison it does not.
+PRECEDENCE = dict(SYMPY_PRECEDENCE, MatMul=SYMPY_PRECEDENCE["Add"] - 1)
 
 
 class Spelling:
@@ -237,8 +242,8 @@ class OpDef:
     sympy         (attrs, *operand exprs) -> SymPy expression; default: this op's OpBase
                   class (``sympy_class``) over the operands and ``sympy_params``
     spell         {target: Spelling} for "text", "latex", "numpy", "torch", "math"
-    precedence    how its text and code spelling binds, as SymPy's ``PRECEDENCE`` names it:
-                  "Func" for a call (the default), "Mul" for ``x @ y``, "Atom" for ``x.T``
+    precedence    how its text and code spelling binds, as ``PRECEDENCE`` names it: "Func"
+                  for a call (the default), "MatMul" for ``x @ y``, "Atom" for ``x.T``
     latex_precedence  the same for its LaTeX spelling ("Pow" for ``x^{T}``)
     matrix        matrix notation: (m, node, *terms) -> term (``views.matrix``'s algebra m)
     elements      per-element form for ``explicit``: (attrs, *arrays, dims) -> object array
@@ -325,13 +330,19 @@ class OpDef:
     def params(self, shapes, kwargs):
         return self.params_fn(self.name, shapes, **kwargs)
 
-    def expr(self, attrs, operands):
-        """This op applied to ``operands`` (SymPy expressions) with parameters ``attrs``."""
+    def expr(self, attrs, operands, shape=()):
+        """This op applied to ``operands`` (SymPy expressions) with parameters ``attrs``;
+        an array of ``shape`` whose form SymPy reduced to a number (x*y - x*y) stays an
+        array of that number, so a printed formula keeps its shape."""
         if self.sympy_fn is not None:
-            return self.sympy_fn(attrs, *operands)
-        if self.sympy_params is None:   # every parameter, in the normaliser's order
-            self.sympy_params = tuple(attrs)
-        return self.sympy_class(*operands, *[encode(attrs[n]) for n in self.sympy_params])
+            e = self.sympy_fn(attrs, *operands)
+        else:
+            if self.sympy_params is None:   # every parameter, in the normaliser's order
+                self.sympy_params = tuple(attrs)
+            e = self.sympy_class(*operands, *[encode(attrs[n]) for n in self.sympy_params])
+        if shape and isinstance(e, sympy.Expr) and e.is_number and not e.has(OpBase):
+            return OPS["const"].expr({"value": e, "shape": tuple(shape)}, ())
+        return e
 
     def template_key(self, params):
         """The part of the parameters that decides how the op prints."""

@@ -14,6 +14,7 @@ from ..core import extensions
 from ..core.build import gc_paused
 from ..core.deep import deep
 from ..core.graph import depth_of, topo_order
+from ..core.opdef import OPS
 from ..core.program import Program, TemplateCache
 from ..core.shapes import fmt_shape
 
@@ -30,6 +31,15 @@ _str_printer = FormulaPrinter()
 
 def format_expr(expr):
     return _str_printer.doprint(expr)
+
+
+def format_block(expr):
+    """A whole gradient block: a zero array is 0 (the block's shape note gives its
+    shape); inside a formula it is zeros(shape), which broadcasts as it should."""
+    opdef = getattr(expr, "opdef", None)
+    if opdef is not None and opdef.name == "const" and expr.params.get("value") == 0:
+        return "0"
+    return format_expr(expr)
 
 
 MAX_CLOSED_FORM = 200   # nodes; a larger graph prints with shared subexpressions named
@@ -74,7 +84,7 @@ def shared_forms(outputs, reserved=(), max_inline=40):
             size[id(node)] = 1
             continue
         s = 1 + sum(size[id(i)] for i in node.inputs)
-        e = node.local_expr([exprs[id(i)] for i in node.inputs])
+        e = OPS[node.op].expr(node.attrs, [exprs[id(i)] for i in node.inputs], node.shape)
         is_output = id(node) in output_ids
         if not is_output and (uses.get(id(node), 0) >= 2 and s >= 4 or s > max_inline):
             counter += 1

@@ -129,7 +129,13 @@ class Clamp(OpBase):
 
 
 class AsFloat(OpBase):
-    """1.0 where a boolean holds, else 0.0 (Iverson bracket)."""
+    """1.0 where a boolean holds, else 0.0 (Iverson bracket): a real number, whatever
+    its argument (SymPy cannot infer that from a Boolean)."""
+
+    is_commutative = True
+    is_extended_real = True
+    is_real = True
+    is_finite = True
 
     @classmethod
     def eval(cls, cond):

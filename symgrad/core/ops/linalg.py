@@ -121,7 +121,7 @@ def _matmul_batch(node, ins, size):
 
 
 @defop("matmul", ("x", "y"), shape=_matmul_shape, simplify=simp.matmul, commutative=False,
-       precedence="Mul",
+       precedence="MatMul", latex_precedence="Mul",
        text="{x:mul}@{y:pow}", latex="{x:mul} {y:mul}", numpy="{x:mul} @ {y:pow}",
        torch="{x:mul} @ {y:pow}", matrix=lambda m, node, x, y: m.matmul(node, x, y),
        elements=lambda ctx, x, y: numpy.matmul(x, y), batch=_matmul_batch,
