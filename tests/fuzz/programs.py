@@ -48,12 +48,13 @@ from rule_specs import SPECS
 MAX_DIM = 4          # sizes of program dims are 2..MAX_DIM (near-identity adapter needs <= 5)
 TAME = 4.0           # values larger than this feeding an unrestricted input go through tanh
 HUGE = 1e6           # a step whose value exceeds this (at generation) is rejected
-# Ops not differentiable where their value is 0 (std of equal elements, norm of 0): torch
-# sets the gradient to 0 there (so does symgrad, tests/test_robustness.py) but its own
-# second derivatives are nan, so there is no reference. A step of one of these whose
-# value is 0 for any of SINGULAR_DRAWS fresh draws of the inputs (class indices are 0 a
-# third of the time) is rejected like an input outside the domain.
-SINGULAR_AT_ZERO = {"std", "norm"}
+# Ops not differentiable where their value is 0 (std of equal elements, norm of 0, atan2
+# and hypot at the origin): torch sets the gradient to 0 there (so does symgrad,
+# tests/test_hardening.py) but its own second derivatives are nan, so there is no
+# reference. A step of one of these whose value is 0 for any of SINGULAR_DRAWS fresh draws
+# of the inputs (class indices are 0 a third of the time) is rejected like an input
+# outside the domain (for atan2 that rejects more than the origin: a safe superset).
+SINGULAR_AT_ZERO = {"std", "norm", "atan2", "hypot"}
 SINGULAR_DRAWS = 16
 
 

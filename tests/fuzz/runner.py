@@ -1,10 +1,15 @@
-"""Run generated programs through ``sg.check`` and tally the outcomes.
+"""Run generated programs through ``sg.check`` and the edge runs, and tally the outcomes.
 
-One program is: generate it from its seed, then ``sg.check`` with its torch reference at
-orders 1 and 2, NumPy and torch backends, on fresh draws from its inputs' samplers.
-Outcomes are ``ok``, ``mismatch`` (symgrad and torch.autograd disagree: a wrong answer)
-or ``error`` (symgrad raised, or hung past the time limit, on a well-typed program),
-errors grouped by kind: the exception type and the symgrad function it came from.
+One program is: generate it from its seed; rename its inputs and dims from the hostile
+pool (every other program, ``names``); ``sg.check`` it with its torch reference at orders
+1 and 2, NumPy and torch backends, on fresh draws from its inputs' samplers; run its
+gradient on edge inputs (``edges``: dtype and shape, float32, integers, nan/inf, zero
+sizes); evaluate its printed views (``views``); and check that ``grad_fn`` refuses it with
+two names equal after NFKC. Outcomes are ``ok``, ``mismatch`` (symgrad disagrees with
+torch.autograd, a view with the compiled code, or accepts look-alike names: a wrong
+answer) or ``error`` (symgrad raised, or hung past the time limit, on a well-typed
+program), errors grouped by kind: the exception type and the symgrad function it came
+from. ``run_threaded`` runs several programs at once from threads.
 """
 import signal
 import time
@@ -13,8 +18,12 @@ from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+import numpy as np
+
 import symgrad as sg
 
+from .edges import check_edges, compare, concrete, torch_gradients
+from .names import look_alike, renamed
 from .programs import GenerationFailure, generate, graph_ops
 
 RTOL, ATOL = 1e-7, 1e-9
@@ -29,6 +38,7 @@ class Outcome:
     program: object = None
     ops: set = field(default_factory=set)
     seconds: float = 0.0
+    notes: Counter = field(default_factory=Counter)
 
     def report(self):
         text = [f"seed {self.seed}: {self.status}" + (f" ({self.kind})" if self.kind else "")]
@@ -74,10 +84,36 @@ def error_kind(stage, e):
     return f"{stage}: {type(e).__name__}{where}"
 
 
-def run_one(seed, max_steps=5, trials=2, timeout=120, first_op=None):
-    """Generate the program of ``seed`` and check it against torch.autograd."""
+def refuses_look_alikes(program, rng):
+    """Problems: ``grad_fn`` must refuse the program with two names equal after NFKC."""
+    twin = look_alike(program, rng)
+    if twin is None:
+        return []
+    try:
+        sg.grad_fn(twin.function("sg"), shapes=twin.shapes)
+    except sg.SymgradError:
+        return []
+    return ["look-alike names accepted:\n" + twin.describe()]
+
+
+def check_views(program, seed):
+    from .views import compare_views
+    g = sg.grad_fn(program.function("sg"), shapes=program.shapes)
+    rng = np.random.default_rng(seed)
+    args = [np.asarray(program.sample(x.name, concrete(x.shape, program.dims), rng),
+                       dtype=float) for x in g.inputs]
+    return [f"view: {p}" for p in compare_views(g, args, program.dims)]
+
+
+def run_one(seed, max_steps=5, trials=2, timeout=120, first_op=None, names=True,
+            edges=True, views=True):
+    """Generate the program of ``seed`` and check it against torch.autograd (see the
+    module docstring for what ``names``, ``edges`` and ``views`` add)."""
     start = time.perf_counter()
     program = None
+    rng = np.random.default_rng([seed, 13])
+    notes = Counter()
+    stage = "generate"
     try:
         with time_limit(timeout):
             try:
@@ -87,19 +123,76 @@ def run_one(seed, max_steps=5, trials=2, timeout=120, first_op=None):
                                f"{type(e.error).__name__}: {e.error}", e.program,
                                seconds=time.perf_counter() - start)
             ops = graph_ops(program)
+            original = program       # views are read back by Python: the user's own names
+            if names and rng.random() < 0.5:
+                program = renamed(program, rng)
+            stage = "check"
             report = sg.check(program.function("sg"), shapes=program.shapes,
                               dims=program.dims, order=2, sample=program.sample,
                               reference=program.function("torch"), trials=trials, seed=seed,
                               rtol=RTOL, atol=ATOL, raise_on_mismatch=False)
+            problems = [] if report.ok else [str(report)]
+            if edges:
+                stage = "edges"
+                problems += check_edges(program, seed, notes=notes)
+            if views:
+                stage = "views"
+                problems += check_views(original, seed)
+            if names:
+                stage = "names"
+                problems += refuses_look_alikes(program, rng)
     except Timeout as e:
         return Outcome(seed, "error", "timeout", str(e), program,
                        seconds=time.perf_counter() - start)
     except Exception as e:  # noqa: BLE001 - every failure is a finding, tallied by kind
-        return Outcome(seed, "error", error_kind("check", e), f"{type(e).__name__}: {e}",
+        return Outcome(seed, "error", error_kind(stage, e), f"{type(e).__name__}: {e}",
                        program, seconds=time.perf_counter() - start)
-    status = "ok" if report.ok else "mismatch"
-    return Outcome(seed, status, "", "" if report.ok else str(report), program, ops,
-                   time.perf_counter() - start)
+    status = "mismatch" if problems else "ok"
+    return Outcome(seed, status, "", "\n".join(problems), program, ops,
+                   time.perf_counter() - start, notes)
+
+
+def run_threaded(seeds, threads=8, max_steps=5):
+    """Problems found running the programs of ``seeds`` at once, one per thread (up to
+    ``threads``): each thread traces, differentiates, compiles (both backends) and calls
+    its program; the results must equal torch.autograd's, computed beforehand."""
+    import threading
+
+    import torch
+
+    jobs = []
+    for seed in seeds:
+        try:
+            program = generate(seed, max_steps)
+        except GenerationFailure:
+            continue
+        rng = np.random.default_rng(seed)
+        arrays = [np.asarray(program.sample(i.name, concrete(i.shape, program.dims), rng),
+                             dtype=float) for i in program.inputs]
+        jobs.append((seed, program, arrays, torch_gradients(program, arrays)))
+    jobs = jobs[:threads]
+    problems = []
+    barrier = threading.Barrier(len(jobs))
+
+    def work(seed, program, arrays, ref):
+        try:
+            barrier.wait()
+            g = sg.grad_fn(program.function("sg"), shapes=program.shapes)
+            for backend in ("numpy", "torch"):
+                args = arrays if backend == "numpy" else [torch.as_tensor(a) for a in arrays]
+                got = g.compile(backend)(*args)
+                for x, o, r, a in zip(g.inputs, got, ref, arrays):
+                    problems.extend(f"seed {seed} (thread): {p}" for p in compare(
+                        f"{backend} d/d{x.name}", o, r, np.shape(a), "float64", RTOL, ATOL))
+        except Exception as e:  # noqa: BLE001 - a crash under threads is a finding
+            problems.append(f"seed {seed} (thread): {type(e).__name__}: {e}")
+
+    workers = [threading.Thread(target=work, args=job) for job in jobs]
+    for t in workers:
+        t.start()
+    for t in workers:
+        t.join()
+    return problems
 
 
 @dataclass
@@ -110,6 +203,9 @@ class Tally:
     errors: list = field(default_factory=list)
     ops: Counter = field(default_factory=Counter)
     templates: Counter = field(default_factory=Counter)
+    notes: Counter = field(default_factory=Counter)
+    threaded_runs: int = 0
+    threaded_problems: list = field(default_factory=list)
     steps: int = 0
     seconds: float = 0.0
 
@@ -123,6 +219,7 @@ class Tally:
         else:
             self.errors.append(o)
         self.ops.update(o.ops)
+        self.notes.update(o.notes)
         if o.program is not None:
             self.steps += len(o.program.steps)
             self.templates.update(o.program.templates())
@@ -140,6 +237,12 @@ class Tally:
         ]
         for kind, n in kinds.most_common():
             lines.append(f"  {n:6d}  {kind}")
+        if self.threaded_runs:
+            lines.append(f"threaded runs (8 programs at once): {self.threaded_runs}, "
+                         f"problems: {len(self.threaded_problems)}")
+        lines.append("tolerated at nan/inf/zero sizes (tests/fuzz/edges.py): "
+                     + (", ".join(f"{k} {v}" for k, v in sorted(self.notes.items()))
+                        or "none"))
         lines.append(f"rule ops covered: {len(covered)}/{len(rules)}"
                      + (f"  (missing: {', '.join(sorted(rules - covered))})"
                         if rules - covered else ""))
