@@ -330,6 +330,39 @@ def test_generated_names_of_errors_are_reserved():
     assert code_name("EvaluationError") == "_EvaluationError"
 
 
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_where_of_two_numbers_keeps_float64(backend):
+    """torch.where with two Python-float branches is float32 in torch; the gradient is not."""
+    def f(x):
+        return (torch.where(x > 0, 1.0, 2.0) * x * x).sum()
+
+    g = sg.grad_fn(f, shapes={"x": (3,)})
+    x = np.array([1.0, -1.0, 2.0])
+    (got,) = g.compile(backend)(torch.tensor(x) if backend == "torch" else x)
+    assert str(got.dtype).endswith("float64")
+    np.testing.assert_allclose(np.asarray(got), torch_grads(f, x)[0])
+
+
+def test_compile_names_the_backends_and_const_takes_an_array_shape():
+    g = sg.grad_fn(lambda x: sg.sum(x * x), shapes={"x": (2,)})
+    with pytest.raises(sg.ArgumentError, match="'numpy', 'torch'"):
+        g.compile("math")
+    c = np.arange(3.0)
+    assert sg.const(c, shape=c.shape).shape == (3,)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+@pytest.mark.parametrize("f", [lambda x: sum(torch.unbind(x)), lambda x: x[0] + x[2] * 3.0,
+                               lambda x: torch.unbind(x)[1] - torch.unbind(x)[0]],
+                         ids=["sum_of_unbind", "two_indices", "difference"])
+def test_sums_of_constant_slices_compile(f, backend):
+    """Gradients that are sums of constants written into slices (unbind of a vector)."""
+    g = sg.grad_fn(f, shapes={"x": (3,)})
+    x = np.array([1.0, 2.0, 3.0])
+    (got,) = g.compile(backend)(torch.tensor(x) if backend == "torch" else x)
+    np.testing.assert_allclose(np.asarray(got), torch_grads(f, x)[0])
+
+
 def test_const_of_an_array_is_a_constant_array():
     c = np.arange(3.0)
     x = sg.symbol("x", (3,))

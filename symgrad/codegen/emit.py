@@ -256,7 +256,11 @@ def _body_lines(prog, outputs, zero_shapes, with_value, backend, preamble, args=
         if id(node) in fused:
             p, s = fused[id(node)]
             target = alias.get(prog.name_of(p), prog.name_of(p))
-            value, reads = operand(prog.name_of(s.inputs[0]))
+            slice_value = s.inputs[0]
+            if slice_value.is_const and not slice_value.shape:
+                value, reads = printer.doprint(slice_value.attrs["value"]), set()
+            else:
+                value, reads = operand(prog.name_of(slice_value))
             subscript = OPS[s.op].scatter(printer, s.attrs)
             lines.append((f"{target}[{subscript}] {opdef.augmented} {value}",
                           reads | {target}))
