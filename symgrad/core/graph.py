@@ -16,6 +16,7 @@ import sys
 from ..errors import ControlFlowError, OperandError, ShapeError, UnsupportedOpError
 from . import extensions
 from .deep import deep
+from .forms import node_form
 from .opdef import FUNCTIONS, OPS
 from .shapes import TensorSpec, fmt_shape
 
@@ -130,11 +131,13 @@ class Tensor:
             order = topo_order([self])
 
             def build():
+                shapes, memo = {}, {}
                 for node in order:
                     if node._expr is None:
-                        node._expr = OPS[node.op].expr(node.attrs,
-                                                       [i._expr for i in node.inputs],
-                                                       node.shape)
+                        node._expr = node_form(node, [i._expr for i in node.inputs],
+                                               shapes, memo)
+                    if node.is_symbol:
+                        shapes[node._expr] = node.shape
             deep(build, depth_of(order))
         return self._expr
 

@@ -266,7 +266,7 @@ class OpDef:
     """
 
     def __init__(self, name, inputs, *, sympy=None, sympy_class=None, sympy_params=None,
-                 commutative=True, params=None, shape=None, kind=None, simplify=None,
+                 params=None, shape=None, kind=None, simplify=None,
                  text=None, latex=None, numpy=None, torch=None, math=None, matrix=None,
                  elements=None, batch=None, torch_names=(), differentiable=True,
                  pointwise=False, fresh=False, scatter=False, readonly=False,
@@ -308,8 +308,6 @@ class OpDef:
         if sympy_class is None and self.sympy_fn is None:
             body = {"opdef": self, "__module__": self.module,
                     "__doc__": doc or f"The SymPy form of the op {name}."}
-            if not commutative:
-                body["is_commutative"] = False
             sympy_class = type(f"{camel(name)}Op", (ArrayOp,), body)
             module_globals = vars(sys.modules.get(self.module, sys.modules[__name__]))
             module_globals.setdefault(sympy_class.__name__, sympy_class)   # for pickle

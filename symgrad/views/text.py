@@ -14,7 +14,7 @@ from ..core import extensions
 from ..core.build import gc_paused
 from ..core.deep import deep
 from ..core.graph import depth_of, topo_order
-from ..core.opdef import OPS
+from ..core.forms import node_form
 from ..core.program import Program, TemplateCache
 from ..core.shapes import fmt_shape
 
@@ -76,15 +76,18 @@ def shared_forms(outputs, reserved=(), max_inline=40):
         if o is not None:
             uses[id(o)] = uses.get(id(o), 0) + 1
     exprs, size, named = {}, {}, []
+    symbol_shapes, memo = {}, {}
     output_ids = {id(o) for o in outputs if o is not None}
     counter = 0
     for node in order:
         if node.is_leaf:
             exprs[id(node)] = node.expr
             size[id(node)] = 1
+            if node.is_symbol:
+                symbol_shapes[node.expr] = node.shape
             continue
         s = 1 + sum(size[id(i)] for i in node.inputs)
-        e = OPS[node.op].expr(node.attrs, [exprs[id(i)] for i in node.inputs], node.shape)
+        e = node_form(node, [exprs[id(i)] for i in node.inputs], symbol_shapes, memo)
         is_output = id(node) in output_ids
         if not is_output and (uses.get(id(node), 0) >= 2 and s >= 4 or s > max_inline):
             counter += 1
@@ -93,6 +96,7 @@ def shared_forms(outputs, reserved=(), max_inline=40):
                 counter += 1
                 name = f"t{counter}"
             sym = sympy.Symbol(name, real=True)
+            symbol_shapes[sym] = node.shape
             named.append((sym, e, node))
             e, s = sym, 1
         exprs[id(node)] = e

@@ -96,6 +96,21 @@ def refuses_look_alikes(program, rng):
     return ["look-alike names accepted:\n" + twin.describe()]
 
 
+def singular_second_order(failures, notes):
+    """``sg.check``'s failures less those at order 2 where torch's answer is nan: a
+    second derivative taken at a point where the function is not twice differentiable
+    (the std of a vector of zeros, reached when a relu zeroes all of its input), which
+    torch computes as 0 * inf and symgrad, from the simplified formula, as a number
+    (counted as ``singular``)."""
+    kept = []
+    for failure in failures:
+        if failure.startswith("H·v ") and failure.endswith("torch gives np.float64(nan)"):
+            notes["singular"] += 1
+        else:
+            kept.append(failure)
+    return kept
+
+
 def check_views(program, seed):
     from .views import compare_views
     g = sg.grad_fn(program.function("sg"), shapes=program.shapes)
@@ -131,6 +146,7 @@ def run_one(seed, max_steps=5, trials=2, timeout=120, first_op=None, names=True,
                               dims=program.dims, order=2, sample=program.sample,
                               reference=program.function("torch"), trials=trials, seed=seed,
                               rtol=RTOL, atol=ATOL, raise_on_mismatch=False)
+            report.failures = singular_second_order(report.failures, notes)
             problems = [] if report.ok else [str(report)]
             if edges:
                 stage = "edges"
@@ -240,7 +256,7 @@ class Tally:
         if self.threaded_runs:
             lines.append(f"threaded runs (8 programs at once): {self.threaded_runs}, "
                          f"problems: {len(self.threaded_problems)}")
-        lines.append("tolerated at nan/inf/zero sizes (tests/fuzz/edges.py): "
+        lines.append("tolerated at nan/inf/zero sizes and singular points (edges.py, runner.py): "
                      + (", ".join(f"{k} {v}" for k, v in sorted(self.notes.items()))
                         or "none"))
         lines.append(f"rule ops covered: {len(covered)}/{len(rules)}"

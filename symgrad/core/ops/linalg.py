@@ -120,7 +120,7 @@ def _matmul_batch(node, ins, size):
     return transpose(reshape(out, (xs[0], size, ys[1])), (1, 0, 2))
 
 
-@defop("matmul", ("x", "y"), shape=_matmul_shape, simplify=simp.matmul, commutative=False,
+@defop("matmul", ("x", "y"), shape=_matmul_shape, simplify=simp.matmul,
        precedence="MatMul", latex_precedence="Mul",
        text="{x:mul}@{y:pow}", latex="{x:mul} {y:mul}", numpy="{x:mul} @ {y:pow}",
        torch="{x:mul} @ {y:pow}", matrix=lambda m, node, x, y: m.matmul(node, x, y),
@@ -337,7 +337,7 @@ def _solve_batch(node, ins, size):
     return transpose(out, (1, 0, 2))
 
 
-@defop("solve", ("a", "b"), shape=_solve_shape, commutative=False, text="solve({a}, {b})",
+@defop("solve", ("a", "b"), shape=_solve_shape, text="solve({a}, {b})",
        latex_precedence="Mul",
        latex="{a:pow}^{{-1}} {b:mul}", numpy=_checked("numpy.linalg.solve", SINGULAR, "numpy"),
        torch=_checked("torch.linalg.solve", SINGULAR, "torch"),
