@@ -14,6 +14,7 @@ from .check import CheckReport, check
 from .core.build import const, symbol
 from .core.grad_mode import enable_grad, is_grad_enabled, no_grad
 from .core.graph import Tensor
+from .core.ops.gather import put_along_add, take, take_add, take_along
 from .core.ops.indexing import cat, concatenate, stack
 from .core.ops.linalg import (cholesky, det, diag, diagonal, dot, eye, inv, inverse, logabsdet,
                               logdet, matmul, norm, outer, slogdet, solve, trace, tril, triu)
@@ -66,7 +67,7 @@ __all__ = [
     "binary_cross_entropy_with_logits", "cross_entropy", "log_softmax", "logsumexp",
     "mse_loss", "one_hot", "softmax",
     # indexing and joining
-    "cat", "concatenate", "stack",
+    "cat", "concatenate", "stack", "take", "take_add", "take_along", "put_along_add",
     # errors
     "SymgradError", "ShapeError", "UnsupportedOpError", "NonScalarOutputError",
     "ControlFlowError", "RuleError", "NotDifferentiableError", "ArgumentError", "CheckError",

@@ -104,6 +104,20 @@ def _compare(ours, ref, label, report, rtol, atol, raise_on_mismatch=True):
     report.max_rel_error[label] = max(report.max_rel_error.get(label, 0.0), min(rel, 1e300))
 
 
+def _index_bound(inputs, sizes):
+    """Integer inputs are drawn from [0, k) with k the smallest size among the float
+    inputs' dims (so an id is valid for any table or class dim; pass ``sample`` for
+    other ranges)."""
+    dims = [d for x in inputs if x.kind == "float" for d in _concrete(x.shape, sizes)]
+    return max(1, min(dims, default=2))
+
+
+def _torch_args(args):
+    import torch
+    return [torch.as_tensor(a) if getattr(a, "dtype", None) is not None and a.dtype.kind in "bi"
+            else torch.tensor(a, dtype=torch.float64) for a in args]
+
+
 def check(f, shapes=None, dims=None, order=2, wrt=None, trials=3, seed=0, rtol=1e-7,
           atol=1e-9, sample=None, backends=("numpy", "torch"), reference=None,
           raise_on_mismatch=True, loss=None):
@@ -138,14 +152,26 @@ def check(f, shapes=None, dims=None, order=2, wrt=None, trials=3, seed=0, rtol=1
         hvp = {b: compile_function(second, g.inputs + vs, b, "hvp",
                                    zero_shapes=[x.shape for x in g.wrt]) for b in backends}
     wrt_idx = [next(i for i, y in enumerate(g.inputs) if y is x) for x in g.wrt]
+    ids = _index_bound(g.inputs, sizes)
     for _ in range(trials):
         args = []
         for x in g.inputs:
             shape = _concrete(x.shape, sizes)
-            a = sample(x.name, shape, rng) if sample else rng.standard_normal(shape)
-            args.append(numpy.asarray(a, dtype=float) if shape else float(a))
+            if sample:
+                a = sample(x.name, shape, rng)
+            elif x.kind == "int":
+                a = rng.integers(0, ids, shape)
+            elif x.kind == "bool":
+                a = rng.random(shape) < 0.5
+            else:
+                a = rng.standard_normal(shape)
+            if x.kind == "float":
+                args.append(numpy.asarray(a, dtype=float) if shape else float(a))
+            else:
+                args.append(numpy.asarray(a, dtype=numpy.int64 if x.kind == "int" else bool))
         targs = [torch.tensor(a, dtype=torch.float64, requires_grad=i in wrt_idx)
-                 for i, a in enumerate(args)]
+                 if x.kind == "float" else torch.as_tensor(a)
+                 for i, (x, a) in enumerate(zip(g.inputs, args))]
         out = reference(*targs)
         if not isinstance(out, torch.Tensor) or out.dim() != 0:
             raise SymgradError("check: the reference must return a scalar torch tensor")
@@ -153,7 +179,7 @@ def check(f, shapes=None, dims=None, order=2, wrt=None, trials=3, seed=0, rtol=1
         ref = torch.autograd.grad(out, wrt_t, create_graph=order >= 2, allow_unused=True,
                                   materialize_grads=True)
         for b, fn in compiled.items():
-            call_args = args if b == "numpy" else [torch.tensor(a, dtype=torch.float64) for a in args]
+            call_args = args if b == "numpy" else _torch_args(args)
             ours = fn(*call_args)
             for x, o, r in zip(g.wrt, ours, ref):
                 o = o.detach().numpy() if b == "torch" else o
@@ -174,7 +200,7 @@ def check(f, shapes=None, dims=None, order=2, wrt=None, trials=3, seed=0, rtol=1
             if b == "numpy":
                 ours2 = fn(*(args + vs_np))
             else:
-                ours2 = fn(*([torch.tensor(a, dtype=torch.float64) for a in args] + vt))
+                ours2 = fn(*(_torch_args(args) + vt))
             for x, o, r in zip(g.wrt, ours2, ref2):
                 o = o.detach().numpy() if b == "torch" else o
                 _compare(o, r.detach().numpy(force=True), f"H·v d/d{x.name} [{b}]", report, rtol,

@@ -841,3 +841,57 @@ def registry_specs():
 
 
 REGISTRY_SPECS = registry_specs()
+
+
+# ----- integer index arrays: take, take_add, take_along, put_along_add ---------------------
+# The index inputs are integer-valued float arrays here (as cross_entropy's targets), so
+# the harness can draw and pass them like any input; integer inputs proper
+# (sg.TensorSpec(dtype="int64")) are tested in tests/test_integer_inputs.py.
+
+def _torch_take(x, i, axis=0):
+    picked = torch.index_select(x, axis, i.long().reshape(-1))
+    return picked.reshape(x.shape[:axis] + i.shape + x.shape[axis + 1:])
+
+
+def _torch_take_add(g, i, axis=0, size=None):
+    rest = g.shape[axis + i.dim():]
+    flat = g.reshape(g.shape[:axis] + (i.numel(),) + rest)
+    out = torch.zeros(g.shape[:axis] + (size,) + rest, dtype=g.dtype)
+    return out.index_add(axis, i.long().reshape(-1), flat)
+
+
+spec("take", lambda x, i, axis=0: sg.take(x, i, axis=axis), _torch_take, [
+    Case("vector", {"x": (5,), "i": (4,)}),
+    Case("embedding", {"x": (5, 3), "i": (2, 4)}),
+    Case("axis1", {"x": (2, 5), "i": (3,)}, params={"axis": 1}),
+    Case("scalar_id", {"x": (4, 3), "i": ()}),
+    Case("symbolic", {"x": ("V", "D"), "i": ("B", "T")}, dims={"V": 6, "D": 2, "B": 2, "T": 3},
+         samplers={"i": class_indices(2)}),
+], samplers={"i": class_indices(4)})
+
+spec("take_add", lambda g, i, axis=0, size=5: sg.take_add(g, i, axis=axis, size=size),
+     _torch_take_add, [
+         Case("vector", {"g": (4,), "i": (4,)}, params={"size": 5}),
+         Case("rows", {"g": (2, 4, 3), "i": (2, 4)}, params={"size": 6}),
+         Case("axis1", {"g": (2, 3), "i": (3,)}, params={"axis": 1, "size": 4}),
+         Case("symbolic", {"g": ("B", "D"), "i": ("B",)}, dims={"B": 5, "D": 2},
+              params={"size": 4}, samplers={"i": class_indices(2)}),
+     ], samplers={"i": class_indices(4)})
+
+spec("take_along", lambda x, i, axis=0: sg.take_along(x, i, axis=axis),
+     lambda x, i, axis=0: torch.gather(x, axis, i.long()), [
+         Case("vector", {"x": (5,), "i": (7,)}),
+         Case("rows", {"x": (3, 5), "i": (3, 2)}, params={"axis": 1}),
+         Case("smaller", {"x": (4, 5), "i": (2, 3)}, params={"axis": 0}),
+         Case("symbolic", {"x": ("N", "C"), "i": ("N", 1)}, dims={"N": 4, "C": 5},
+              params={"axis": 1}, samplers={"i": class_indices(2)}),
+     ], samplers={"i": class_indices(4)})
+
+spec("put_along_add",
+     lambda g, i, axis=0, shape=(5,): sg.put_along_add(g, i, axis=axis, shape=shape),
+     lambda g, i, axis=0, shape=(5,): torch.zeros(shape, dtype=g.dtype).scatter_add(
+         axis, i.long(), g), [
+         Case("vector", {"g": (7,), "i": (7,)}, params={"shape": (5,)}),
+         Case("rows", {"g": (3, 2), "i": (3, 2)}, params={"axis": 1, "shape": (3, 5)}),
+         Case("smaller", {"g": (2, 3), "i": (2, 3)}, params={"axis": 0, "shape": (4, 5)}),
+     ], samplers={"i": class_indices(4)})

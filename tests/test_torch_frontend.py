@@ -48,6 +48,11 @@ class Ex:
         self.call, self.shapes, self.domain, self.order = call, shapes, domain, order
 
 
+def INT(*dims):
+    """An integer input (ids, labels): drawn from [0, 3)."""
+    return sg.TensorSpec(dims, dtype="int64")
+
+
 X = {"x": (3, 4)}
 XY = {"x": (3, 4), "y": (3, 4)}
 XYZ = {"x": (3, 4), "y": (3, 4), "z": (3, 4)}
@@ -130,8 +135,31 @@ EXAMPLES = {
             op("i,j->ij", c[:3], c), op("ij->", a), op("ii", a[:, :3]), op("ii->i", b[:, :4]),
             op("bhqd,bhkd->bhqk", q, k), op("ij,jk", [a, b]), op("bqd , bkd -> qbk", q[0], k[0])),
         {"a": (3, 4), "b": (4, 5), "c": (5,), "q": (2, 2, 3, 4), "k": (2, 2, 5, 4)}),
-    "torch.index_select": Ex(lambda op, x: (op(x, 1, torch.tensor([3, 0, 3])),
-                                            op(x, 0, torch.tensor([2]))), X),
+    "torch.index_select": Ex(lambda op, x, ids: (op(x, 1, torch.tensor([3, 0, 3])),
+                                                 op(x, 0, torch.tensor([2])), op(x, 1, ids)),
+                             {"x": (3, 4), "ids": INT(5)}),
+    "torch.gather": Ex(lambda op, x, ids: (op(x, 1, torch.tensor([[0, 3], [1, 1], [2, 0]])),
+                                           op(x, 0, torch.tensor([[2, 0, 1, 1]])),
+                                           op(x, 1, ids)), {"x": (3, 4), "ids": INT(3, 2)}),
+    "torch.take": Ex(lambda op, x, ids: (op(x, torch.tensor([[0, 11], [5, 5]])), op(x, ids)),
+                     {"x": (3, 4), "ids": INT(4)}),
+    "torch.take_along_dim": Ex(lambda op, x, ids: (
+        op(x, torch.tensor([[0], [3], [1]]), 1), op(x, torch.tensor([7, 0])), op(x, ids, 0)),
+        {"x": (3, 4), "ids": INT(2, 1)}),
+    "torch.scatter_add": Ex(lambda op, x, y, ids: (
+        op(x, 1, torch.tensor([[0, 0], [1, 3], [2, 2]]), y[:, :2]), op(x, 0, ids, y)),
+        {"x": (3, 4), "y": (3, 4), "ids": INT(3, 4)}),
+    "torch.scatter_reduce": Ex(lambda op, x, y, ids: (
+        op(x, 1, ids, y, "sum"), op(x, 1, ids, y, "mean"),
+        op(x, 1, ids, y, "sum", include_self=False), op(x, 1, ids, y, "mean", include_self=False)),
+        {"x": (3, 4), "y": (3, 4), "ids": INT(3, 4)}),
+    "torch.index_add": Ex(lambda op, x, y, ids: (op(x, 0, torch.tensor([2, 0]), y[:2], alpha=2),
+                                                 op(x, 1, ids, y)),
+                          {"x": (3, 4), "y": (3, 4), "ids": INT(4)}),
+    "torch.Tensor.__getitem__": Ex(lambda op, x, ids: op(C(5, 4), ids) * x, {"x": (3, 4),
+                                                                            "ids": INT(3)}),
+    "torch.nn.functional.one_hot": Ex(lambda op, x, ids: op(ids, 4) * x, {"x": (3, 4),
+                                                                         "ids": INT(3)}),
     "torch.trace": Ex(lambda op, x: op(x), SQ),
     "torch.diag": Ex(lambda op, x, v: (op(x), op(v)), {"x": (3, 3), "v": (3,)}),
     "torch.diagonal": Ex(lambda op, x: op(x), SQ),
@@ -398,6 +426,8 @@ def traced_function(call, op, names):
 
 def sampler(domain):
     def sample(name, shape, rng):
+        if name.startswith("ids"):
+            return rng.integers(0, 3, shape)
         if domain == "pos":
             return rng.uniform(0.5, 2.0, shape)
         if domain == "unit":
@@ -420,7 +450,8 @@ def verify(f, shapes, domain="real", order=2, trials=2, dims=None, **kw):
     rng = np.random.default_rng(1)
     args = [sampler(domain)(x.name, _concrete(x.shape, report.dims), rng) for x in g.inputs]
     value, _ = g.compile("numpy", with_value=True)(*args)
-    reference = f(*[torch.tensor(a, dtype=D) for a in args])
+    reference = f(*[torch.as_tensor(a) if np.asarray(a).dtype.kind == "i"
+                    else torch.tensor(a, dtype=D) for a in args])
     np.testing.assert_allclose(value, reference.detach().numpy(), rtol=1e-9, atol=1e-11)
     return report
 
@@ -714,7 +745,7 @@ def test_loss_modules_and_class_index_targets():
 def test_unsupported_layers_raise_symgrad_errors():
     with pytest.raises(UnsupportedOpError, match="torch.nn.functional.conv1d"):
         sg.grad_fn(nn.Conv1d(2, 3, 3), shapes={"input": (1, 2, 5)}, loss=torch.sum)
-    with pytest.raises(UnsupportedOpError, match="indices must be constant"):
+    with pytest.raises(UnsupportedOpError, match="indices must be integers"):
         sg.grad_fn(nn.Embedding(5, 3), shapes={"input": (2,)}, loss=torch.sum)
     with pytest.raises(UnsupportedOpError, match="torch.lstm.*has no symgrad mapping"):
         sg.grad_fn(nn.LSTM(2, 3), shapes={"input": (4, 2)}, loss=lambda o: o[0].sum())

@@ -13,9 +13,10 @@ import sympy
 from ..core.build import as_tensor, const, gc_paused, symbol, zeros
 from ..core.grad_mode import enable_grad
 from ..core.graph import Tensor, topo_order
-from ..core.shapes import TensorSpec, as_shape, dim_symbols, fmt_shape, shapes_equal
+from ..core.shapes import KIND_DTYPES, TensorSpec, as_shape, dim_symbols, fmt_shape, shapes_equal
 from ..diff.reverse import backward
 from ..errors import NonScalarOutputError, ShapeError, SymgradError
+from ..torchfront.factories import symbolic_sizes
 from ..torchfront.module import as_function
 from ..views.latex import latex_expr
 from .derivative import Block, DerivativeFn
@@ -66,7 +67,7 @@ def make_inputs(f, shapes=None):
             shape = as_shape(shapes[p.name])
         else:
             shape = _annotation_shape(p.annotation) or ()
-        inputs.append(symbol(p.name, shape))
+        inputs.append(symbol(p.name, shape, getattr(shape, "dtype", None)))
     dims = {str(d) for x in inputs for d in dim_symbols(x.shape)}
     clash = dims & set(names)
     if clash:
@@ -91,7 +92,8 @@ def check_distinct_names(names, what):
 
 
 def trace(f, inputs):
-    out = f(*inputs)
+    with symbolic_sizes():
+        out = f(*inputs)
     if isinstance(out, (tuple, list)):
         raise NonScalarOutputError(
             f"{getattr(f, '__name__', 'f')} returns {len(out)} values; grad_fn needs one "
@@ -102,7 +104,7 @@ def trace(f, inputs):
 def resolve_wrt(wrt, inputs, fname="f"):
     names = [x.name for x in inputs]
     if wrt is None:
-        return list(inputs)
+        return [x for x in inputs if x.kind == "float"]
     items = wrt if isinstance(wrt, (tuple, list)) else (wrt,)
     out = []
     for w in items:
@@ -120,6 +122,11 @@ def resolve_wrt(wrt, inputs, fname="f"):
             out.append(inputs[names.index(w)])
         else:
             raise SymgradError(f"wrt items are parameter names or positions, got {w!r}")
+    for x in out:
+        if x.kind != "float":
+            raise SymgradError(f"wrt names {x.name}, an {x.kind} input of {fname} (dtype "
+                               f"{KIND_DTYPES[x.kind]}): integer and boolean inputs have no "
+                               "gradient; leave it out of wrt")
     return out
 
 

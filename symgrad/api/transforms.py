@@ -33,6 +33,7 @@ from ..diff.reverse import backward
 from ..errors import NonScalarOutputError, ShapeError, SymgradError
 from ..views.latex import latex_expr
 from .derivative import Block, DerivativeFn
+from ..torchfront.factories import symbolic_sizes
 from .grad import make_inputs, parameters, resolve_wrt
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "Jacobian", "Hessian"]
@@ -113,7 +114,8 @@ class Primals:
 
     def trace(self, f, has_aux=False):
         """f on the placeholders: (flat output Tensors, output spec, aux)."""
-        out = f(*self.placeholders)
+        with symbolic_sizes():
+            out = f(*self.placeholders)
         aux = None
         if has_aux:
             if not isinstance(out, (tuple, list)) or len(out) != 2:

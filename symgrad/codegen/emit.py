@@ -55,7 +55,7 @@ def _shape_checks(args, backend):
     for a in args:
         lines = []
         checks.append(lines)
-        if not backend.checks_shape(a):
+        if a.node.kind == "float" and not backend.checks_shape(a):
             continue
         want = f"argument {a.node.name} must have shape {fmt_shape(a.shape)}, got "
         got_shape = Code(f"tuple({a.code}.shape)")
@@ -67,6 +67,12 @@ def _shape_checks(args, backend):
                 bound[d] = (f"{a.node.name}.shape[{axis}]", code_name(d.name))
                 lines.append(f"{code_name(d.name)} = {got}")
                 continue
+            solved = solvable(d, bound)
+            if solved is not None:
+                s, scale, offset = solved
+                bound[s] = (f"{a.node.name}.shape[{axis}]", code_name(s.name))
+                lines.append(f"{code_name(s.name)} = ({got} - ({dim_code(offset)})) // "
+                             f"{scale}")
             lines.append(f"if {got} != {dim_code(d)}:")
             if isinstance(d, sympy.Symbol):
                 where, code = bound[d]
@@ -77,13 +83,57 @@ def _shape_checks(args, backend):
     return checks
 
 
-def _arguments_code(args, backend, arrays):
+def solvable(d, bound):
+    """(symbol, scale, offset) when ``d`` is ``scale*symbol + offset`` with a positive
+    integer ``scale``, ``symbol`` not yet ``bound`` and ``offset`` of bound dims only: an
+    argument's size along ``d`` then gives the symbol (``"4*H"`` gives H = size // 4; the
+    check that follows refuses a size that is not of that form)."""
+    if isinstance(d, int) or isinstance(d, sympy.Symbol):
+        return None
+    free = [s for s in d.free_symbols if s not in bound]
+    if len(free) != 1:
+        return None
+    s = free[0]
+    scale = d.coeff(s)
+    offset = sympy.expand(d - scale * s)
+    if not (scale.is_Integer and scale > 0) or offset.has(s):
+        return None
+    return s, int(scale), offset
+
+
+def bindable_dims(shapes):
+    """The dims compiled code learns from arguments of ``shapes``: bare dims, and dims
+    solvable from an expression such as ``4*H`` (``solvable``)."""
+    bound = {}
+    for shape in shapes:
+        for d in shape:
+            if isinstance(d, sympy.Symbol):
+                bound.setdefault(d, True)
+    changed = True
+    while changed:
+        changed = False
+        for shape in shapes:
+            for d in shape:
+                solved = solvable(d, bound)
+                if solved is not None:
+                    bound[solved[0]] = True
+                    changed = True
+    return set(bound)
+
+
+def _arguments_code(args, backend, arrays, preamble):
     """Lines that convert and check the arguments: one after the other, or every
-    conversion first when the backend's prologue reads the converted arguments."""
-    conversions = [backend.argument_lines(a) for a in args]
+    conversion first when the backend's prologue reads the converted arguments. Integer
+    and boolean arguments (``index_argument_lines``) are checked for their dtype and shape
+    and take no part in choosing the result's dtype."""
+    floats = [a for a in args if a.node.kind == "float"]
+    conversions = [backend.argument_lines(a) if a.node.kind == "float"
+                   else backend.index_argument_lines(a) for a in args]
+    if len(floats) < len(args):
+        preamble.update(backend.index_helpers)
     checks = _shape_checks(args, backend)
-    prologue = backend.prologue([a.code for a in args], arrays, args)
-    entry = backend.entry_lines(args)
+    prologue = backend.prologue([a.code for a in floats], arrays, floats)
+    entry = backend.entry_lines(floats)
     if backend.converts_first:
         return entry + [line for c in conversions for line in c] + prologue + [
             line for c in checks for line in c]
@@ -93,7 +143,7 @@ def _arguments_code(args, backend, arrays):
 def _check_dims_bound(prog, inputs):
     """Compiled code learns each symbolic dim from an argument's shape: a dim that only
     appears inside the function (``broadcast_to(x, ("k", 3))``) has no value at run time."""
-    bound = {d for x in inputs for d in dim_symbols(x.shape)}
+    bound = bindable_dims([x.shape for x in inputs])
     for _, node, _ in prog.statements:
         dims = set(dim_symbols(node.shape))
         if node.is_const:
@@ -371,20 +421,21 @@ def build_source(outputs, inputs, backend, func_name="gradient", with_value=None
     body = [f"if len(args) != {len(inputs)}:", f"    raise ArgumentError({count})"]
     if args:
         body.append(unpack)
-    body += _arguments_code(args, backend, {name: name + local for name in arrays})
+    preamble = {}   # helper definitions the statements use
+    body += _arguments_code(args, backend, {name: name + local for name in arrays}, preamble)
     body += _dim_checks(prog, inputs)
     computing = len(body)
-    preamble = {}   # helper definitions the statements use
-    scalar_body = _scalar_body(prog, inputs, outputs, zero_shapes, with_value, backend,
-                               preamble, args)
+    floats = [a for a in args if a.node.kind == "float"]
+    scalar_body = None if len(floats) < len(args) else _scalar_body(
+        prog, inputs, outputs, zero_shapes, with_value, backend, preamble, args)
     fallback = []
     if scalar_body:
         body.append("try:")
         body += ["    " + line for line in scalar_body]
         body.append("except (ArithmeticError, ValueError):")
         body.append("    return _fallback(_dt, *args)" if lazy_fallback else "    pass")
-    own_body = backend.body_prefix(args)
-    own_body += _body_lines(prog, outputs, zero_shapes, with_value, backend, preamble, args)
+    own_body = backend.body_prefix(floats)
+    own_body += _body_lines(prog, outputs, zero_shapes, with_value, backend, preamble, floats)
     if scalar_body and lazy_fallback:
         fallback_src = "\n".join(["def _fallback_impl(_dt, *args):", "    " + unpack]
                                  + ["    " + b for b in own_body]) + "\n"

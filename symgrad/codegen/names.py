@@ -16,7 +16,6 @@ import builtins
 import keyword
 import unicodedata
 
-import sympy
 from sympy.printing.pycode import PythonCodePrinter
 
 GENERATED = {"args", "ArgumentError", "EvaluationError", "math", "numpy", "torch", "scipy"}

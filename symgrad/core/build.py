@@ -23,7 +23,7 @@ from ..errors import ArgumentError, OperandError, ParameterError
 from . import extensions, grad_mode
 from .graph import Tensor
 from .opdef import ArrayOp, OPS, defop, public
-from .shapes import as_shape, check_dim_expression
+from .shapes import KIND_DTYPES, as_shape, check_dim_expression, dtype_kind
 
 
 _gc_lock = threading.Lock()
@@ -149,17 +149,27 @@ def _leaf_shape(op, shapes, attrs):
 
 
 def _symbol_expr(attrs):
+    if attrs.get("dtype") == "int64":
+        return sympy.Symbol(attrs["name"], integer=True)
     return sympy.Symbol(attrs["name"], real=True)
 
 
 @defop("symbol", (), sympy=_symbol_expr, shape=_leaf_shape, differentiable=False,
        doc="a named input")
-def symbol(name, shape=()):
-    """A named symbolic input, e.g. ``sg.symbol("W", shape=("m", "n"))``."""
+def symbol(name, shape=(), dtype=None):
+    """A named symbolic input, e.g. ``sg.symbol("W", shape=("m", "n"))``; ``dtype``
+    "int64" or "bool" (or a ``TensorSpec`` with one as ``shape``) makes an integer or
+    boolean input, which carries no gradient."""
     if not isinstance(name, str) or not name.isidentifier():
         raise ParameterError(f"symbol name must be a Python identifier, got {name!r}")
-    shape = as_shape(shape)
-    return leaf("symbol", (("name", name), ("shape", shape)), shape)
+    if dtype is None:
+        dtype = getattr(shape, "dtype", "float64")
+    kind = dtype_kind(dtype)
+    shape = tuple(as_shape(shape))
+    params = (("name", name), ("shape", shape))
+    if kind != "float":
+        params += (("dtype", KIND_DTYPES[kind]),)
+    return leaf("symbol", params, shape, kind)
 
 
 class Fill(ArrayOp):

@@ -52,7 +52,9 @@ def _shape_of(e, shapes, symbol_shapes):
             attrs = {k: decode(v) for k, v in e.params.items()}
             return tuple(opdef.shape(list(shapes), attrs))
         if isinstance(e, sympy.Symbol):
-            return tuple(symbol_shapes.get(e, ()))
+            if e in symbol_shapes:
+                return tuple(symbol_shapes[e])
+            return () if e.is_integer else None    # a dim; else an array of unknown shape
         return tuple(broadcast_shapes(*shapes)) if shapes else ()
     except Exception:  # noqa: BLE001 - an op rule that needs more than its form holds
         return None
@@ -62,7 +64,7 @@ def node_form(node, operands, symbol_shapes, memo):
     """The SymPy form of ``node`` over its operands' forms, with its shape kept."""
     opdef = OPS[node.op]
     e = opdef.expr(node.attrs, operands, node.shape)
-    if node.shape and opdef.pointwise:
+    if node.shape and opdef.pointwise and node.kind != "bool":
         got = form_shape(e, symbol_shapes, memo)
         if got is not None and not shapes_equal(got, node.shape):
             e = OPS["broadcast_to"].expr({"shape": tuple(node.shape)}, (e,))

@@ -45,7 +45,7 @@ class Tensor:
         self.params = params
         self.attrs = dict(params)
         self.shape = shape
-        self.kind = kind    # "float" or "bool": what the value holds
+        self.kind = kind    # "float", "int" or "bool": what the value holds
         self._expr = None
         self.backward_view = None   # its grad_fn, cached by diff.backward_view
 
@@ -60,9 +60,9 @@ class Tensor:
         torch code can pass ``x.dtype`` on), NumPy's dtype otherwise."""
         torch = sys.modules.get("torch")
         if torch is not None:
-            return torch.bool if self.kind == "bool" else torch.float64
+            return {"bool": torch.bool, "int": torch.int64}.get(self.kind, torch.float64)
         import numpy
-        return numpy.dtype(bool if self.kind == "bool" else numpy.float64)
+        return numpy.dtype({"bool": bool, "int": numpy.int64}.get(self.kind, numpy.float64))
 
     def __class_getitem__(cls, dims):
         """``sg.Tensor["m", "n"]`` as an annotation: a parameter's shape."""

@@ -393,3 +393,15 @@ def bool_kind(op, inputs):
 
 def same_kind(op, inputs):
     return inputs[0].kind
+
+
+def integer_kind(op, inputs):
+    """"int" when every operand holds integers (an integer input, an integer constant):
+    sums, products, slices and reshapes of ids stay ids; "float" otherwise."""
+    def integral(t):
+        if t.kind == "int":
+            return True
+        value = t.attrs.get("value") if t.is_const else None
+        return isinstance(value, sympy.Integer)
+    ints = [integral(t) for t in inputs]
+    return "int" if all(ints) and any(t.kind == "int" for t in inputs) else "float"

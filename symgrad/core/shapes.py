@@ -3,6 +3,8 @@
 Broadcasting follows NumPy: align on the right, a dim of 1 stretches. A symbolic
 dim only matches itself or 1, since its value is unknown until call time.
 """
+import ast
+import operator
 import threading
 from functools import lru_cache
 
@@ -26,9 +28,9 @@ def as_dim(d):
         return d
     if isinstance(d, str):
         name = d.strip()
-        if not name.isidentifier():
-            raise ShapeError(f"a symbolic dim must be an identifier, got {d!r}")
-        return dim_symbol(name)
+        if name.isidentifier():
+            return dim_symbol(name)
+        return parse_dim(d)
     if isinstance(d, sympy.Integer):
         return int(d)
     if isinstance(d, sympy.Expr):
@@ -41,6 +43,43 @@ def as_dim(d):
     except ImportError:  # pragma: no cover
         pass
     raise ShapeError(f"a dim must be an int or a name, got {d!r} ({type(d).__name__})")
+
+
+_DIM_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+                  ast.FloorDiv: lambda a, b: sympy.floor(a / b)}
+
+
+def parse_dim(text):
+    """A dim written as arithmetic of names and ints (``"4*H"``, ``"n - 1"``,
+    ``"(h + 1)//2"``): read by walking its syntax tree, never evaluated."""
+    def fail(why):
+        return ShapeError(f"a dim must be an int, a name (an identifier) or arithmetic of them "
+                          f"(+, -, *, //), got {text!r}: {why}")
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        raise fail("not an expression") from None
+    stack, values = [(tree, False)], []
+    while stack:
+        node, seen = stack.pop()
+        if isinstance(node, ast.BinOp) and type(node.op) in _DIM_OPERATORS:
+            if not seen:
+                stack += [(node, True), (node.right, False), (node.left, False)]
+                continue
+            right, left = values.pop(), values.pop()
+            if isinstance(node.op, ast.FloorDiv) and right == 0:
+                raise fail("division by zero")
+            values.append(_DIM_OPERATORS[type(node.op)](left, right))
+        elif isinstance(node, ast.Name):
+            values.append(dim_symbol(node.id))
+        elif isinstance(node, ast.Constant) and type(node.value) is int:
+            values.append(sympy.Integer(node.value))
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(
+                node.operand, ast.Constant) and type(node.operand.value) is int:
+            values.append(sympy.Integer(-node.operand.value))
+        else:
+            raise fail(f"{ast.unparse(node)!r} is not allowed")
+    return as_dim(sympy.sympify(values[0]))
 
 
 def check_dim_expression(expr, what):
@@ -58,6 +97,8 @@ def check_dim_expression(expr, what):
 def as_shape(shape):
     if shape is None:
         return ()
+    if isinstance(shape, TensorSpec):
+        return shape
     if isinstance(shape, (int, str)):
         shape = (shape,)
     return tuple(as_dim(d) for d in shape)
@@ -195,12 +236,51 @@ def dim_symbols(shape):
     return out
 
 
-class TensorSpec:
-    """What a parameter of a traced function is, beyond its name: its shape (the
-    annotation ``sg.Tensor["m", "n"]`` builds one)."""
+DTYPES = {"float64": "float", "float32": "float", "float": "float", "double": "float",
+          "int64": "int", "int32": "int", "int16": "int", "int8": "int", "uint8": "int",
+          "int": "int", "long": "int", "bool": "bool"}
+KIND_DTYPES = {"float": "float64", "int": "int64", "bool": "bool"}
 
-    def __init__(self, dims):
-        self.shape = as_shape(dims if isinstance(dims, tuple) else (dims,))
+
+def dtype_kind(dtype):
+    """"float", "int" or "bool" for a dtype given as a name, a NumPy or a torch dtype."""
+    name = str(dtype).replace("torch.", "")
+    if name not in DTYPES:
+        known = ", ".join(sorted(DTYPES))
+        raise ShapeError(f"dtype {dtype!r} is not one symgrad inputs take; use one of {known} "
+                         "(integer and boolean inputs carry no gradient)")
+    return DTYPES[name]
+
+
+class TensorSpec(tuple):
+    """What a parameter of a traced function is, beyond its name: its shape (a tuple of
+    dims, which it is) and its dtype. ``sg.TensorSpec(("N",), dtype="int64")`` declares
+    integer input (class labels, token ids), ``dtype="bool"`` a mask: arguments of the
+    compiled function like any other, checked at call time, with no gradient. The
+    annotation ``sg.Tensor["m", "n"]`` builds a float one."""
+
+    def __new__(cls, dims=(), dtype="float64"):
+        kind = dtype_kind(dtype)
+        self = super().__new__(cls, as_shape(tuple(dims) if isinstance(dims, (tuple, list))
+                                            else (dims,)))
+        self.kind = kind
+        self.dtype = KIND_DTYPES[kind]
+        return self
+
+    @property
+    def shape(self):
+        return tuple(self)
+
+    def __reduce__(self):
+        return TensorSpec, (tuple(self), self.dtype)
 
     def __repr__(self):
-        return f"Tensor[{', '.join(map(str, self.shape))}]"
+        dims = ", ".join(map(str, self))
+        if self.kind == "float":
+            return f"Tensor[{dims}]"
+        return f"TensorSpec(({dims}{',' if len(self) == 1 else ''}), dtype={self.dtype!r})"
+
+
+def with_dtype_of(spec, shape):
+    """``shape`` with the dtype of ``spec`` (a TensorSpec or a plain shape)."""
+    return TensorSpec(shape, spec.dtype) if isinstance(spec, TensorSpec) else shape

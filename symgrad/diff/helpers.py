@@ -14,7 +14,7 @@ from ..core.ops.linalg import diag, diagonal, eye, matmul, outer as outer_op, so
 from ..core.ops.nn import log_softmax, one_hot, softmax
 from ..core.shapes import numel
 
-__all__ = ["expand_reduced", "count", "sum_to", "shape_of", "inverse_permutation", "matmul_grad_x",
+__all__ = ["size_along", "expand_reduced", "count", "sum_to", "shape_of", "inverse_permutation", "matmul_grad_x",
            "matmul_grad_y", "clamp_mask", "outer", "eye_like", "mT", "solve_grad_a", "on_diagonal",
            "norm_grad", "norm_jvp", "tril_half", "cholesky_grad", "extremum_grad", "extremum_jvp",
            "prod_others", "centered", "loss_grad", "cross_entropy_grad",
@@ -25,6 +25,11 @@ __all__ = ["expand_reduced", "count", "sum_to", "shape_of", "inverse_permutation
 
 def shape_of(x):
     return x.shape
+
+
+def size_along(x, axis):
+    """The length of ``x`` along ``axis`` (a dim)."""
+    return x.shape[axis]
 
 
 def expand_reduced(grad, x, axis, keepdims):

@@ -32,6 +32,7 @@ from ..errors import ParameterError, RegistryError, UnsupportedOpError
 
 TORCH_FUNCTIONS = {}   # dotted torch name -> handler of its own (sg code, torch's signature)
 TENSOR_PROPERTIES = {}  # torch.Tensor property name -> function of the Tensor
+REFUSED = {}   # dotted torch name -> why it has no formula (said in its UnsupportedOpError)
 
 _ALIAS_PREFIXES = {"F.": "torch.nn.functional.", "Tensor.": "torch.Tensor.",
                    "linalg.": "torch.linalg.", "special.": "torch.special."}
@@ -50,6 +51,16 @@ def torch_op(*names):
             TORCH_FUNCTIONS[name] = handler
         return handler
     return register
+
+
+def refuse(why, *names):
+    """Record torch callables that cannot be traced and why (``F.`` and ``Tensor.``
+    prefixes as in ``torch_op``)."""
+    for name in names:
+        for short, full in _ALIAS_PREFIXES.items():
+            if name.startswith(short):
+                name = full + name[len(short):]
+        REFUSED[name] = why
 
 
 def tensor_property(*names):
@@ -189,6 +200,7 @@ def _describe(args, kwargs):
 
 
 def unsupported(name, args=(), kwargs=None, why=None):
+    why = why or REFUSED.get(name)
     if why is None and name.endswith("_") and not name.endswith("__"):
         why = (f"it works in place; write the out-of-place form ({name.rsplit('.', 1)[-1][:-1]}"
                "), since a traced formula cannot mutate its inputs")

@@ -17,6 +17,7 @@ from ..core.shapes import fmt_shape
 from ..errors import ParameterError, ShapeError
 from .dispatch import (check_float_dtype, constant_array, legacy_reduction, rank_of, reduce_loss,
                        reject, shape_of, torch_op, unsupported)
+from .gather import picked_loss, traced_ids
 from .linalg import p_norm
 from .pointwise import clamp, xlogy
 from .shape import movedim, swap_axes
@@ -294,21 +295,6 @@ def _one_hot_const(name, indices, classes):
     return idx, (idx[..., None] == numpy.arange(classes)).astype(float)
 
 
-@torch_op("F.embedding")
-def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
-              scale_grad_by_freq=False, sparse=False):
-    """Rows of ``weight`` picked by constant indices, as one_hot(indices) @ weight (so the
-    gradient scatters into the picked rows); the padding row gets no gradient."""
-    reject("torch.nn.functional.embedding", max_norm=max_norm,
-        scale_grad_by_freq=scale_grad_by_freq)
-    idx, hot = _one_hot_const("torch.nn.functional.embedding", input, shape_of(weight)[0])
-    if padding_idx is None:
-        return sgo.matmul(hot, weight)
-    pad = padding_idx % shape_of(weight)[0]
-    keep = hot * (idx[..., None] != pad)
-    return sgo.matmul(keep, weight) + sgo.matmul(hot - keep, sgo.detach(weight))
-
-
 def _class_target(name, input, target, class_dim):
     """(one-hot or probability target, is_index) for a classification loss: a target of
     the logits' shape holds probabilities, any other class indices (as in torch)."""
@@ -340,6 +326,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     reduction = legacy_reduction(name, reduction, size_average, reduce)
     logits, target = _classes_last(name, input, target)
     classes = shape_of(logits)[-1]
+    if traced_ids(logits, target):
+        logp = sgo.log_softmax(logits, -1)
+        return picked_loss(name, logp, target, weight, ignore_index, reduction,
+                            label_smoothing)
     q, is_index = _class_target(name, logits, target, -1)
     simple = weight is None and label_smoothing == 0 and rank_of(logits) <= 2
     if is_index and simple and (_index_mask(name, target, ignore_index) == 1).all():
@@ -371,6 +361,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     name = "torch.nn.functional.nll_loss"
     reduction = legacy_reduction(name, reduction, size_average, reduce)
     logp, target = _classes_last(name, input, target)
+    if traced_ids(logp, target):
+        return picked_loss(name, logp, target, weight, ignore_index, reduction)
     _, hot = _one_hot_const(name, target, shape_of(logp)[-1])
     keep = _index_mask(name, target, ignore_index)
     picked = sgo.sum(-(hot * logp) if weight is None else -(hot * logp * weight), axis=-1)

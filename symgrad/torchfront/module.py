@@ -36,7 +36,7 @@ import sympy
 
 from ..core.build import symbol
 from ..core.graph import Tensor
-from ..core.shapes import Unifier, as_shape, dim_symbols, fmt_shape
+from ..core.shapes import Unifier, as_shape, dim_symbols, fmt_shape, with_dtype_of
 from ..errors import NonScalarOutputError, ShapeError, SymgradError
 
 SHORT_NAMES = {"weight": "W", "bias": "b"}
@@ -250,8 +250,9 @@ class ModuleFunction:
                 return shapes
         if not unifier.bindings:
             return shapes
-        return {name: tuple(unifier.bindings.get(d, d) if isinstance(d, sympy.Symbol) else d
-                            for d in shape) for name, shape in shapes.items()}
+        return {name: with_dtype_of(shape, tuple(
+                    unifier.bindings.get(d, d) if isinstance(d, sympy.Symbol) else d
+                    for d in shape)) for name, shape in shapes.items()}
 
     def _output_shape(self, shapes):
         symbols = [symbol(n, shapes[n]) for n in self.names[:len(self.symbols) + len(self.inputs)]]

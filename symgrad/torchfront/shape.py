@@ -8,7 +8,7 @@ from ..core.build import const
 from ..core.graph import Tensor
 from ..core.shapes import broadcast_shapes, fmt_shape, normalize_axis, numel
 from ..errors import ShapeError
-from .dispatch import (check_float_dtype, constant_array, rank_of, reject, shape_of,
+from .dispatch import (check_float_dtype, rank_of, reject, shape_of,
                        sizes_arg, tensor_property, torch_op, unsupported)
 from .pointwise import as_bool
 
@@ -247,23 +247,6 @@ def repeat(input, *sizes):
     wide = tuple(x for r, d in zip(reps, shape) for x in (r, d))
     tiled = sgo.broadcast_to(sgo.reshape(input, inter), wide)
     return sgo.reshape(tiled, tuple(r * d for r, d in zip(reps, shape)))
-
-
-@torch_op("torch.index_select", "Tensor.index_select")
-def index_select(input, dim, index, *, out=None):
-    """Entries at constant indices along ``dim``, as a product with one-hot rows (so the
-    gradient scatters back into the picked entries)."""
-    reject("torch.index_select", out=out)
-    d = normalize_axis(dim, rank_of(input), "index_select")
-    idx = constant_array("torch.index_select", index, "the indices must be constant "
-                         "integers (a torch tensor), not symbolic").astype(int).reshape(-1)
-    size = shape_of(input)[d]
-    if not isinstance(size, int):
-        raise ShapeError(f"index_select: dim {d} has symbolic size {size}; its size must be "
-                         "concrete to pick entries by index")
-    import numpy
-    picks = (numpy.arange(size)[:, None] == idx % size).astype(float)  # (size, k)
-    return movedim(sgo.matmul(movedim(input, d, -1), picks), -1, d)
 
 
 def _einsum_terms(equation, operands):

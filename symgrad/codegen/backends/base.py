@@ -50,6 +50,13 @@ class Backend:
         for messages, ``shape``) when it is not already what the code computes with."""
         return []
 
+    index_helpers = {}   # helper definitions ``index_argument_lines`` calls
+
+    def index_argument_lines(self, arg):
+        """Lines checking an integer or boolean argument's dtype (its shape is checked
+        like any argument's)."""
+        raise ArgumentError_unsupported(self.name, arg)
+
     def ndim(self, name):
         return f"{name}.ndim"
 
@@ -95,3 +102,10 @@ class Backend:
     def __repr__(self):
         return f"<symgrad backend {self.name}>"
 
+
+
+def ArgumentError_unsupported(backend, arg):
+    from ...errors import UnsupportedOpError
+    return UnsupportedOpError(f"the {backend} backend takes float arguments only; "
+                              f"{arg.node.name} is an {arg.node.kind} input; compile for "
+                              "numpy or torch")

@@ -88,6 +88,18 @@ class NumpyBackend(Backend):
                 f"    if type({name}) is not float:",
                 f"        raise ArgumentError({message} + str(tuple({name}.shape)))"]
 
+    index_helpers = {"_index_array": (
+        "def _index_array(value, name, kind):\n"
+        "    array = numpy.asarray(value)\n"
+        "    if (array.dtype != bool) if kind == 'bool' else (array.dtype.kind not in 'iu'):\n"
+        "        raise ArgumentError('argument %s must be %s, got dtype %s' % (name, "
+        "'booleans (a bool array)' if kind == 'bool' else 'integers (an int64 array)', "
+        "array.dtype))\n"
+        "    return array if kind == 'bool' else array.astype(numpy.int64, copy=False)")}
+
+    def index_argument_lines(self, a):
+        return [f"{a.code} = _index_array({a.code}, {a.label}, {a.node.kind!r})"]
+
     def entry_lines(self, args):
         """An all-scalar program takes its dtype from NumPy scalars among the arguments
         (``_scalar_dtype``; Python numbers count as float64), as torch from 0-d tensors."""

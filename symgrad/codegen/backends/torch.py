@@ -114,6 +114,19 @@ class TorchBackend(Backend):
         import torch
         return {"math": math, "numpy": numpy, "torch": torch}
 
+    index_helpers = {"_index_tensor": (
+        "def _index_tensor(value, name, kind):\n"
+        "    t = value if isinstance(value, torch.Tensor) else torch.as_tensor(value)\n"
+        "    if (t.dtype != torch.bool) if kind == 'bool' else (t.dtype == torch.bool or "
+        "t.is_floating_point() or t.is_complex()):\n"
+        "        raise ArgumentError('argument %s must be %s, got dtype %s' % (name, "
+        "'booleans (a bool tensor)' if kind == 'bool' else 'integers (an int64 tensor)', "
+        "t.dtype))\n"
+        "    return t if kind == 'bool' else t.long()")}
+
+    def index_argument_lines(self, a):
+        return [f"{a.code} = _index_tensor({a.code}, {a.label}, {a.node.kind!r})"]
+
     def argument_lines(self, a):
         n = a.code
         return [f"if not isinstance({n}, torch.Tensor) or not {n}.is_floating_point():",

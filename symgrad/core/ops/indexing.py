@@ -15,8 +15,8 @@ import sympy
 from ...errors import ArgumentError, ShapeError, UnsupportedOpError
 from ..build import apply, torch_module
 from ..graph import Tensor
-from ..opdef import ArrayOp, defop, public
-from ..shapes import dims_equal, dims_match, fmt_shape, normalize_axis
+from ..opdef import ArrayOp, defop, integer_kind, public
+from ..shapes import check_dim_expression, dims_equal, dims_match, fmt_shape, normalize_axis
 from . import batching, elements
 from .shape import unsqueeze
 
@@ -54,12 +54,24 @@ def _is_int(v):
     return isinstance(v, int) and not isinstance(v, bool)
 
 
+def _is_dim_expression(v):
+    """A SymPy expression of dims used as an index (``x[: n - 1]``, ``x[n // 2]``)."""
+    if not isinstance(v, sympy.Expr) or v.is_Integer:
+        return False
+    check_dim_expression(v, "an index")
+    return True
+
+
 def _bound(v, d, default, where):
     if v is None:
         return default
+    if _is_dim_expression(v):
+        v = sympy.sympify(v)
+        return _dim_value(d) + v if v.is_negative else v
     if not _is_int(v):
-        raise UnsupportedOpError(f"index: slice bounds must be ints, got {v!r} in {where}; "
-                                 "indexing with tensors is not supported yet")
+        raise UnsupportedOpError(f"index: slice bounds must be ints or dims (x.shape[0] - 1), "
+                                 f"got {v!r} in {where}; for an array of ids use x[ids] or "
+                                 "take/take_along")
     if isinstance(d, int):
         if v < 0:
             v += d
@@ -104,6 +116,8 @@ def normalise(shape, index):
                 stop = None
             entries.append(Slice(start, stop, step))
             out_axis += 1
+        elif _is_dim_expression(i):
+            entries.append(_dim_value(d) + i if i.is_negative else i)
         elif _is_int(i) or hasattr(i, "__index__") and not isinstance(i, bool):
             i = int(i)
             if isinstance(d, int) and not -d <= i < d:
@@ -217,7 +231,8 @@ def _index_elements(ctx, x):
     return numpy.asarray(x[_concrete_index(ctx, ctx.attrs["index"])], dtype=object)
 
 
-@defop("index", ("x",), sympy=_index_form, sympy_class=Index, sympy_params=("index",),
+@defop("index", ("x",), kind=integer_kind,
+       sympy=_index_form, sympy_class=Index, sympy_params=("index",),
        params=_index_params, precedence="Atom", latex_precedence="Pow",
        shape=_index_shape,
        text=lambda x, index: f"{x:atom}[{index_text(index.printer, index.expr)}]",
@@ -287,10 +302,40 @@ def index_scatter(g, shape, index):
     return apply("index_scatter", g, shape=shape, index=index)
 
 
+def _integer_array_key(x, key):
+    """``x[ids]`` or ``x[:, ids]`` with a symbolic integer array ``ids`` (full slices
+    before it): the op ``take`` along that axis; None for any other key."""
+    from .gather import take
+    entries = key if isinstance(key, tuple) else (key,)
+    arrays = [k for k, e in enumerate(entries) if isinstance(e, Tensor)]
+    if not arrays:
+        return None
+    k = arrays[0]
+    ids = entries[k]
+    if ids.kind == "bool":
+        raise UnsupportedOpError(f"x[mask] with a boolean Tensor of shape "
+                                 f"{fmt_shape(ids.shape)}: its result has as many elements as "
+                                 "the mask has True values, known only at run time; use "
+                                 "where(mask, x, 0) to keep the shape")
+    before, after = entries[:k], entries[k + 1:]
+    if len(arrays) > 1 or ids.kind != "int" or any(
+            not isinstance(e, slice) or e != slice(None) for e in before):
+        raise UnsupportedOpError(f"x[...] with an array index: symgrad takes one integer "
+                                 f"Tensor, after full slices only (x[ids], x[:, ids, 1:]); "
+                                 f"got {key!r}; use take/take_along (torch.gather) otherwise")
+    out = take(x, ids, axis=k)
+    if not after:
+        return out
+    return getitem(out, (slice(None),) * (k + len(ids.shape)) + tuple(after))
+
+
 @public
 def getitem(x, key):
     """``x[key]`` for ints (negative too), slices with positive steps, ``None`` and
     ``...``, with NumPy's result shapes."""
+    picked = _integer_array_key(x, key)
+    if picked is not None:
+        return picked
     entries, new_axes = normalise(x.shape, key)
     out = index(x, entries) if entries else x
     for a in new_axes:
@@ -321,7 +366,7 @@ def _concat_shape(op, shapes, attrs):
     return a[:axis] + (total,) + a[axis + 1:]
 
 
-@defop("concat", ("x", "y"), params=_concat_params, shape=_concat_shape,
+@defop("concat", ("x", "y"), kind=integer_kind, params=_concat_params, shape=_concat_shape,
        text="concatenate(({x}, {y}), axis={axis})",
        latex=r"\operatorname{{concat}}_{{{axis}}}\left({x}, {y}\right)",
        numpy="numpy.concatenate(({x}, {y}), axis={axis})",

@@ -16,7 +16,7 @@ from sympy.codegen.cfunctions import expm1 as sym_expm1, log1p as sym_log1p
 from ...errors import OperandError, ParameterError
 from ..build import apply, make, torch_module
 from ..graph import Tensor
-from ..opdef import bool_kind, defop, public, same_kind
+from ..opdef import bool_kind, defop, integer_kind, public, same_kind
 from ..shapes import broadcast_shapes, fmt_shape
 from .. import simplify as simp
 from .functions import (AsFloat, Clamp, Hypot, IsNan, LogAddExp, Relu, Sigmoid, Softplus,
@@ -92,10 +92,10 @@ def _binary(name, sympy_form, specific=None, fresh=False, **kw):
 
 
 add = _binary("add", lambda a, x, y: x + y, simp.add, fresh=True, torch_names=(), augmented="+=",
-              matrix=lambda m, node, x, y: m.plus(node))
+              kind=integer_kind, matrix=lambda m, node, x, y: m.plus(node))
 sub = _binary("sub", lambda a, x, y: x - y, simp.sub, fresh=True, torch_names=(),
-              matrix=lambda m, node, x, y: m.minus(node))
-mul = _binary("mul", lambda a, x, y: x * y, simp.mul, fresh=True,
+              kind=integer_kind, matrix=lambda m, node, x, y: m.minus(node))
+mul = _binary("mul", lambda a, x, y: x * y, simp.mul, fresh=True, kind=integer_kind,
               matrix=lambda m, node, x, y: m.product(node),
               torch_names=("torch.mul", "torch.multiply", "torch.Tensor.mul",
                            "torch.Tensor.multiply"))
@@ -105,11 +105,11 @@ pow = _binary("pow", _pow_expr, simp.pow, matrix=lambda m, node, x, y: m.power(n
               exact_operands=(1,),
               torch_names=("torch.pow", "torch.float_power", "torch.Tensor.pow",
                            "torch.Tensor.float_power", "torch.Tensor.__pow__"))
-maximum = _binary("maximum", lambda a, x, y: sympy.Max(x, y), simp.same,
+maximum = _binary("maximum", lambda a, x, y: sympy.Max(x, y), simp.same, kind=integer_kind,
                   matrix=lambda m, node, x, y: m.fn("max", x, y),
                   torch_names=("torch.maximum", "torch.fmax", "torch.Tensor.maximum",
                                "torch.Tensor.fmax"))
-minimum = _binary("minimum", lambda a, x, y: sympy.Min(x, y), simp.same,
+minimum = _binary("minimum", lambda a, x, y: sympy.Min(x, y), simp.same, kind=integer_kind,
                   matrix=lambda m, node, x, y: m.fn("min", x, y),
                   torch_names=("torch.minimum", "torch.fmin", "torch.Tensor.minimum",
                                "torch.Tensor.fmin"))
@@ -291,7 +291,7 @@ def _where_kind(op, inputs):
         raise OperandError(f"where: the condition must be a boolean Tensor (a comparison "
                         f"such as x > 0), got a float Tensor of shape "
                         f"{fmt_shape(inputs[0].shape)}")
-    return "float"
+    return integer_kind(op, inputs[1:])
 
 
 def _where_torch(condition, x, y):

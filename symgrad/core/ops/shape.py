@@ -6,7 +6,7 @@ import sympy
 
 from ...errors import ShapeError
 from ..build import apply
-from ..opdef import defop, public
+from ..opdef import defop, integer_kind, public
 from ..shapes import (as_dim, as_shape, broadcast_shapes, dims_match, fmt_shape,
                       normalize_axes, normalize_axis, numel, shapes_equal)
 from .. import simplify as simp
@@ -59,7 +59,8 @@ def _transpose_batch(node, ins, size):
     return apply("transpose", ins[0][0], axes=(0,) + tuple(a + 1 for a in node.attrs["axes"]))
 
 
-@defop("transpose", ("x",), wrapper=True, params=_transpose_params, precedence="Atom",
+@defop("transpose", ("x",), kind=integer_kind,
+       wrapper=True, params=_transpose_params, precedence="Atom",
        latex_precedence="Pow",
        shape=lambda op, s, a: tuple(s[0][i] for i in a["axes"]), simplify=simp.transpose,
        text=_transpose_code("transpose"), latex=_transpose_latex,
@@ -104,7 +105,8 @@ def _reshape_params(op, shapes, shape):
     return (("shape", tuple(dims)),)
 
 
-@defop("reshape", ("x",), wrapper=True, params=_reshape_params, shape=lambda op, s, a: a["shape"],
+@defop("reshape", ("x",), kind=integer_kind,
+       wrapper=True, params=_reshape_params, shape=lambda op, s, a: a["shape"],
        simplify=simp.reshape_like, text="reshape({x}, {shape})",
        latex=_shape_latex("reshape", "shape"), numpy="numpy.reshape({x}, {shape})",
        torch="torch.reshape({x}, {shape})", matrix=lambda m, node, x: m.reshape(node, x),
@@ -127,7 +129,7 @@ def _squeeze_params(op, shapes, axis=None):
     return (("axis", axes),)
 
 
-@defop("squeeze", ("x",), wrapper=True, params=_squeeze_params,
+@defop("squeeze", ("x",), kind=integer_kind, wrapper=True, params=_squeeze_params,
        shape=lambda op, s, a: tuple(d for i, d in enumerate(s[0]) if i not in a["axis"]),
        simplify=simp.reshape_like, text="squeeze({x}, {axis})",
        latex=_shape_latex("squeeze", "axis"), numpy="numpy.squeeze({x}, axis={axis})",
@@ -149,7 +151,8 @@ def _unsqueeze_shape(op, shapes, attrs):
     return tuple(s)
 
 
-@defop("unsqueeze", ("x",), wrapper=True, params=_unsqueeze_params, shape=_unsqueeze_shape,
+@defop("unsqueeze", ("x",), kind=integer_kind,
+       wrapper=True, params=_unsqueeze_params, shape=_unsqueeze_shape,
        simplify=simp.reshape_like, text="unsqueeze({x}, {axis})",
        latex=_shape_latex("unsqueeze", "axis"), numpy="numpy.expand_dims({x}, {axis})",
        torch="torch.unsqueeze({x}, {axis})", matrix=lambda m, node, x: m.reshape(node, x),
@@ -200,7 +203,7 @@ def _flip_simplify(inputs, attrs, shape):
     return None
 
 
-@defop("flip", ("x",), params=_flip_params, shape=lambda op, s, a: s[0],
+@defop("flip", ("x",), kind=integer_kind, params=_flip_params, shape=lambda op, s, a: s[0],
        simplify=_flip_simplify, readonly=True,
        text=lambda x, axis: f"flip({x}, axis={axis.value[0] if len(axis.value) == 1 else axis})",
        latex=_shape_latex("flip", "axis"), numpy="numpy.flip({x}, {axis})",

@@ -1,0 +1,213 @@
+"""torch's integer-index functions on symbolic Tensors: embedding, index_select, gather,
+take, take_along_dim, scatter_add, scatter_reduce (sum, mean), index_add, one_hot and
+``x[ids]``, over the ops ``take``/``take_along`` and their scatter-add adjoints.
+
+An index may be an integer input (``sg.TensorSpec(dims, dtype="int64")``), a traced
+integer expression or a constant tensor: every form compiles to code that reads the ids
+at call time and raises on one out of range, as torch does. What depends on the values
+of the ids for its shape (masked_select, nonzero, a boolean-mask subscript) or picks one
+of several writes to the same place (scatter, index_copy) has no formula and is refused
+with the alternative.
+"""
+import numpy
+
+from ..core import ops as sgo
+from ..core.build import as_tensor, const
+from ..core.graph import Tensor
+from ..core.shapes import fmt_shape, normalize_axis
+from ..errors import ShapeError
+from .dispatch import rank_of, reduce_loss, refuse, reject, shape_of, torch_op, unsupported
+
+
+def _is_index(x):
+    """A symbolic integer Tensor, or a torch/NumPy integer array."""
+    if isinstance(x, Tensor):
+        return x.kind == "int"
+    dtype = getattr(x, "dtype", None)
+    return dtype is not None and not getattr(dtype, "is_floating_point", False) and \
+        "bool" not in str(dtype) and ("int" in str(dtype) or "long" in str(dtype))
+
+
+def index_operand(name, index):
+    """``index`` as an operand of the index ops: a symbolic integer Tensor as it is, a
+    constant as an integer array."""
+    if isinstance(index, Tensor):
+        if index.kind == "bool":
+            raise unsupported(name, (index,), why="a boolean index selects a number of "
+                              "elements that depends on its values; use torch.where or "
+                              "masked_fill to keep the shape")
+        if index.kind != "int" and not (index.is_const or index.is_array):
+            raise unsupported(name, (index,), why="indices must be integers: an integer "
+                              "input (sg.TensorSpec(dims, dtype='int64')) or a constant")
+        return index
+    array = numpy.asarray(index.detach().cpu().numpy() if hasattr(index, "detach") else index)
+    if array.dtype == bool:
+        raise unsupported(name, (index,), why="a boolean index selects a number of elements "
+                          "that depends on its values; use torch.where or masked_fill")
+    return array.astype(numpy.int64)
+
+
+@torch_op("F.embedding")
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    """Rows of ``weight`` picked by the ids in ``input`` (``take``): the gradient adds
+    into the picked rows; the padding row gets none."""
+    name = "torch.nn.functional.embedding"
+    reject(name, max_norm=max_norm, scale_grad_by_freq=scale_grad_by_freq)
+    ids = index_operand(name, input)
+    if padding_idx is not None:
+        rows = shape_of(weight)[0]
+        if not isinstance(rows, int):
+            raise ShapeError(f"{name}: padding_idx needs a concrete number of rows, the "
+                             f"weight has shape {fmt_shape(shape_of(weight))}")
+        pad = (numpy.arange(rows) == padding_idx % rows)[:, None]
+        weight = sgo.where(pad, sgo.detach(weight), weight)
+    return sgo.take(weight, ids, axis=0)
+
+
+@torch_op("torch.index_select", "Tensor.index_select")
+def index_select(input, dim, index, *, out=None):
+    reject("torch.index_select", out=out)
+    ids = index_operand("torch.index_select", index)
+    if rank_of(ids) > 1:
+        raise ShapeError(f"index_select: the index must be 0-d or 1-d, got shape "
+                         f"{fmt_shape(shape_of(ids))}")
+    return sgo.take(input, ids, axis=normalize_axis(dim, rank_of(input), "index_select"))
+
+
+@torch_op("torch.take", "Tensor.take")
+def take(input, index):
+    return sgo.take(sgo.reshape(input, (-1,)), index_operand("torch.take", index), axis=0)
+
+
+@torch_op("torch.gather", "Tensor.gather")
+def gather(input, dim, index, *, sparse_grad=False, out=None):
+    reject("torch.gather", out=out)
+    ids = index_operand("torch.gather", index)
+    return sgo.take_along(input, ids, axis=normalize_axis(dim, rank_of(input), "gather"))
+
+
+@torch_op("torch.take_along_dim", "Tensor.take_along_dim")
+def take_along_dim(input, indices, dim=None, *, out=None):
+    reject("torch.take_along_dim", out=out)
+    ids = index_operand("torch.take_along_dim", indices)
+    if dim is None:
+        return sgo.take(sgo.reshape(input, (-1,)), sgo.reshape(ids, (-1,))
+                        if isinstance(ids, Tensor) else ids.reshape(-1), axis=0)
+    axis = normalize_axis(dim, rank_of(input), "take_along_dim")
+    shape = tuple(p if k == axis else q for k, (p, q) in
+                  enumerate(zip(shape_of(ids), shape_of(input))))
+    if isinstance(ids, Tensor):
+        ids = sgo.broadcast_to(ids, shape)
+    else:
+        ids = numpy.broadcast_to(ids, shape)
+    return sgo.take_along(sgo.broadcast_to(input, tuple(
+        shape_of(input)[axis] if k == axis else d for k, d in enumerate(shape))), ids,
+        axis=axis)
+
+
+def _leading(src, index_shape, name):
+    """``src`` cut to ``index_shape`` (torch reads only that corner of src)."""
+    if tuple(shape_of(src)) == tuple(index_shape):
+        return src
+    if not all(isinstance(d, int) for d in tuple(shape_of(src)) + tuple(index_shape)):
+        raise ShapeError(f"{name}: src of shape {fmt_shape(shape_of(src))} and index of "
+                         f"shape {fmt_shape(index_shape)} must be equal when dims are symbolic")
+    return src[tuple(slice(0, d) for d in index_shape)]
+
+
+@torch_op("torch.scatter_add", "Tensor.scatter_add")
+def scatter_add(input, dim, index, src):
+    ids = index_operand("torch.scatter_add", index)
+    axis = normalize_axis(dim, rank_of(input), "scatter_add")
+    src = _leading(src, shape_of(ids), "scatter_add")
+    return input + sgo.put_along_add(src, ids, axis=axis, shape=shape_of(input))
+
+
+@torch_op("torch.scatter_reduce", "Tensor.scatter_reduce")
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    name = "torch.scatter_reduce"
+    if reduce not in ("sum", "mean"):
+        raise unsupported(name, (input,), why=f"reduce={reduce!r}: only 'sum' and 'mean' "
+                          "have a formula here (prod/amax/amin pick among colliding writes)")
+    ids = index_operand(name, index)
+    axis = normalize_axis(dim, rank_of(input), "scatter_reduce")
+    src = _leading(src, shape_of(ids), "scatter_reduce")
+    total = sgo.put_along_add(src, ids, axis=axis, shape=shape_of(input))
+    if reduce == "sum":
+        return input + total if include_self else sgo.where(
+            _written(ids, axis, shape_of(input)) > 0, total, input)
+    count = _written(ids, axis, shape_of(input))
+    if include_self:
+        return (input + total) / (count + 1)
+    return sgo.where(count > 0, total / sgo.maximum(count, 1), input)
+
+
+def _written(ids, axis, shape):
+    """How many writes each place of ``shape`` receives."""
+    ones = sgo.broadcast_to(const(1.0), shape_of(ids))
+    return sgo.detach(sgo.put_along_add(ones, ids, axis=axis, shape=shape))
+
+
+@torch_op("torch.index_add", "Tensor.index_add")
+def index_add(input, dim, index, source, *, alpha=1):
+    ids = index_operand("torch.index_add", index)
+    axis = normalize_axis(dim, rank_of(input), "index_add")
+    added = sgo.take_add(source, ids, axis=axis, size=shape_of(input)[axis])
+    return input + (added if alpha == 1 else alpha * added)
+
+
+@torch_op("Tensor.__getitem__")
+def getitem(input, key):
+    """A torch tensor subscripted by symbolic ids (``table[ids]``)."""
+    return sgo.getitem(as_tensor(input, "torch.Tensor.__getitem__"), key)
+
+
+def traced_ids(scores, target):
+    """Whether ``target`` holds class ids known only at run time (an integer input or a
+    traced expression), not probabilities and not a constant."""
+    return isinstance(target, Tensor) and not (target.is_const or target.is_array) and \
+        rank_of(target) == rank_of(scores) - 1
+
+
+def picked_loss(name, logp, target, weight, ignore_index, reduction, smoothing=0.0):
+    """-logp at the target class (weighted, ``ignore_index`` masked, label smoothing
+    mixing in the mean over classes), reduced as torch: a weighted mean divides by the
+    summed weights of the kept targets."""
+    keep = sgo.ne(target, ignore_index)
+    ids = sgo.where(keep, target, 0)
+    picked = sgo.squeeze(sgo.take_along(logp, sgo.unsqueeze(ids, -1), axis=-1), -1)
+    kept = sgo.cast(keep)
+    w = kept if weight is None else sgo.take(weight, ids, axis=0) * kept
+    loss = -(w * picked)
+    if smoothing:
+        classes = shape_of(logp)[-1]
+        spread = -sgo.sum(logp if weight is None else logp * weight, axis=-1) * kept
+        loss = (1 - smoothing) * loss + smoothing / classes * spread
+    if reduction != "mean":
+        return reduce_loss(loss, reduction, name)
+    return sgo.sum(loss) / sgo.sum(w)
+
+
+@torch_op("F.one_hot")
+def one_hot(tensor, num_classes=-1):
+    if num_classes == -1:
+        raise unsupported("torch.nn.functional.one_hot", (tensor,), why="num_classes=-1 "
+                          "reads the largest id from the values; give num_classes")
+    return sgo.one_hot(tensor, num_classes)
+
+
+for _name, _why in {
+    "torch.masked_select": "its result has as many elements as the mask has True values, "
+                           "known only at run time; use torch.where(mask, x, 0) (or "
+                           "masked_fill) and a masked sum instead",
+    "torch.nonzero": "its result's shape depends on the values",
+    "torch.scatter": "with repeated indices torch keeps one of the colliding writes, which "
+                     "has no formula; use scatter_add (or scatter_reduce 'sum'/'mean')",
+    "torch.index_copy": "with repeated indices torch keeps one of the colliding writes; use "
+                        "index_add",
+    "torch.masked_scatter": "which source element lands where depends on the mask's values "
+                            "(a running count); use torch.where with a source of the "
+                            "input's shape",
+}.items():
+    refuse(_why, _name, "Tensor." + _name.split(".")[-1])
