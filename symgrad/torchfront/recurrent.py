@@ -20,15 +20,17 @@ from ..core.build import zeros
 from ..core.graph import Tensor
 from ..core.shapes import fmt_shape
 from ..errors import ShapeError, UnsupportedOpError
-from .dispatch import shape_of, torch_op
+from .dispatch import constant_array, shape_of, torch_op
 from .module import module_forward
 
 GATES = {"rnn_tanh": 1, "rnn_relu": 1, "lstm": 4, "gru": 3}
 MODES = {"RNN_TANH": "rnn_tanh", "RNN_RELU": "rnn_relu", "LSTM": "lstm", "GRU": "gru"}
-PACKED_ADVICE = ("symgrad traces tensors of a fixed shape, and a PackedSequence's batch "
-                 "sizes change along the sequence; pass the padded tensor (pad_packed_sequence "
-                 "or the tensor you packed) and mask or select the outputs of the real "
-                 "lengths in the loss, or trace each length separately")
+PACKED_ADVICE = ("symgrad unrolls a fixed number of steps over a fixed batch, and a "
+                 "PackedSequence's batch shrinks along the sequence. Pass the padded tensor "
+                 "instead (the one you packed, or pad_packed_sequence's) and read each "
+                 "sequence's output at its last real step (output[length - 1, b]) rather than "
+                 "h_n; a bidirectional layer's reverse direction would read the padding "
+                 "first, so there trace each length (or each sequence) separately")
 
 
 # ----- one step ---------------------------------------------------------------------------
@@ -203,6 +205,29 @@ def _sequence_handler(mode):
 
 for _mode in GATES:
     _sequence_handler(_mode)
+
+
+@torch_op("torch._pack_padded_sequence")
+def pack_padded_sequence(input, lengths, batch_first):
+    """What ``nn.utils.rnn.pack_padded_sequence`` computes: the steps' rows of the
+    sequences still running, one block per time step (so a PackedSequence of a symbolic
+    Tensor can be made, and the recurrent layers refuse it with advice)."""
+    import torch
+    name = "torch.nn.utils.rnn.pack_padded_sequence"
+    lengths = [int(n) for n in constant_array(name, lengths, "lengths must be constant "
+                                              "integers (a list or CPU tensor)").ravel()]
+    if batch_first:
+        input = sgo.swapaxes(input, 0, 1)
+    if not lengths or min(lengths) <= 0 or lengths != sorted(lengths, reverse=True):
+        raise ShapeError(f"{name}: lengths {lengths} must be positive and sorted in "
+                         "decreasing order (or pass enforce_sorted=False)")
+    steps = shape_of(input)[0]
+    if isinstance(steps, int) and lengths[0] > steps:
+        raise ShapeError(f"{name}: a length {lengths[0]} exceeds the {shape_of(input)[0]} "
+                         "time steps of the input")
+    sizes = [sum(n > t for n in lengths) for t in range(lengths[0])]
+    data = sgo.concatenate([input[t, :b] for t, b in enumerate(sizes)], axis=0)
+    return data, torch.tensor(sizes, dtype=torch.int64)
 
 
 # ----- the modules' forwards while tracing --------------------------------------------------
