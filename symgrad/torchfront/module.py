@@ -24,7 +24,9 @@ ids, class labels) are given with ``module_function(..., constants={name: value}
 Tracing and reference. Called on symbolic Tensors, the function runs the module itself
 (``module(x)``: hooks and forward exactly as written) while the module's parameter and
 buffer slots hold the symbols, restored afterwards; torch calls inside trace through
-the torch front end. Called on torch tensors it runs the real module through
+the torch front end; a module whose forward cannot run on symbols (nn.LSTM makes its zero
+state with ``torch.zeros`` of a possibly symbolic batch) runs a forward registered with
+``module_forward`` instead. Called on torch tensors it runs the real module through
 ``torch.func.functional_call``, which is the reference ``sg.check`` compares with.
 """
 import contextlib
