@@ -355,6 +355,34 @@ EXAMPLES = {
 
 
 
+# recurrent layers (symgrad/torchfront/recurrent.py; tests/test_recurrent.py has the modules)
+RNN_SHAPES = {"x": (3, 2, 2), "h": (1, 2, 3), "c": (1, 2, 3), "Wi": (12, 2), "Wh": (12, 3),
+              "bi": (12,), "bh": (12,)}
+EXAMPLES.update({
+    "torch.lstm": Ex(lambda op, x, h, c, Wi, Wh, bi, bh: (
+        op(x, (h, c), [Wi, Wh, bi, bh], True, 1, 0.0, False, False, False),
+        op(x.transpose(0, 1), (h, c), [Wi, Wh], False, 1, 0.0, False, False, True)),
+        RNN_SHAPES),
+    "torch.gru": Ex(lambda op, x, h, c, Wi, Wh, bi, bh: (
+        op(x, h, [Wi[:9], Wh[:9], bi[:9], bh[:9]], True, 1, 0.0, False, False, False),
+        op(x, torch.cat([h, c]), [Wi[:9], Wh[:9], Wi[3:], Wh[3:]], False, 1, 0.0, False,
+           True, False)), RNN_SHAPES),
+    **{f"torch.rnn_{n}": Ex(lambda op, x, h, c, Wi, Wh, bi, bh: op(
+        x, torch.cat([h, c]), [Wi[:3], Wh[:3], bi[:3], bh[:3], Wh[3:6], Wh[6:9],
+                               bi[3:6], bh[3:6]], True, 2, 0.0, False, False, False),
+        RNN_SHAPES) for n in ("tanh", "relu")},
+    "torch.lstm_cell": Ex(lambda op, x, h, c, Wi, Wh, bi, bh: (
+        op(x[0], (h[0], c[0]), Wi, Wh, bi, bh), op(x[1], (h[0], c[0]), Wi, Wh)), RNN_SHAPES),
+    "torch.gru_cell": Ex(lambda op, x, h, c, Wi, Wh, bi, bh: op(
+        x[0], h[0], Wi[:9], Wh[:9], bi[:9], bh[:9]), RNN_SHAPES),
+    **{f"torch.rnn_{n}_cell": Ex(lambda op, x, h, c, Wi, Wh, bi, bh: op(
+        x[0], h[0], Wi[:3], Wh[:3], bi[:3]), RNN_SHAPES) for n in ("tanh", "relu")},
+    "torch._pack_padded_sequence": Ex(lambda op, x: (
+        op(x, torch.tensor([3, 1]), False)[0], op(x.transpose(0, 1), torch.tensor([2, 2]),
+                                                  True)[0]), {"x": (3, 2, 4)}),
+})
+
+
 def _registry_examples():
     """An elementwise op that maps a torch name needs no example of its own: it is
     exercised on real inputs (an op with a restricted domain gets an example above)."""
@@ -747,8 +775,6 @@ def test_unsupported_layers_raise_symgrad_errors():
         sg.grad_fn(nn.Conv1d(2, 3, 3), shapes={"input": (1, 2, 5)}, loss=torch.sum)
     with pytest.raises(UnsupportedOpError, match="indices must be integers"):
         sg.grad_fn(nn.Embedding(5, 3), shapes={"input": (2,)}, loss=torch.sum)
-    with pytest.raises(UnsupportedOpError, match="torch.lstm.*has no symgrad mapping"):
-        sg.grad_fn(nn.LSTM(2, 3), shapes={"input": (4, 2)}, loss=lambda o: o[0].sum())
 
 
 class TinyLM(nn.Module):

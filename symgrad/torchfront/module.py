@@ -24,13 +24,16 @@ ids, class labels) are given with ``module_function(..., constants={name: value}
 Tracing and reference. Called on symbolic Tensors, the function runs the module itself
 (``module(x)``: hooks and forward exactly as written) while the module's parameter and
 buffer slots hold the symbols, restored afterwards; torch calls inside trace through
-the torch front end. Called on torch tensors it runs the real module through
+the torch front end; a module whose forward cannot run on symbols (nn.LSTM makes its zero
+state with ``torch.zeros`` of a possibly symbolic batch) runs a forward registered with
+``module_forward`` instead. Called on torch tensors it runs the real module through
 ``torch.func.functional_call``, which is the reference ``sg.check`` compares with.
 """
 import contextlib
 import inspect
 import re
 import sys
+import types
 
 import sympy
 
@@ -145,6 +148,47 @@ def holding(module, replacements):
     finally:
         for store, key, value in reversed(saved):
             store[key] = value
+
+
+MODULE_FORWARDS = {}   # "module.Class" of an nn.Module -> its forward on symbolic Tensors
+
+
+def module_forward(*classes):
+    """Register ``fn(module, *args, **kwargs)`` as the forward of the nn.Module classes
+    named (dotted, as ``torch.nn.modules.rnn.LSTM``) while a ModuleFunction traces: for
+    modules whose own forward cannot run on symbolic Tensors (nn.LSTM makes its zero
+    state with ``torch.zeros`` of the batch size, which may be a symbol). A subclass that
+    overrides forward keeps its own."""
+    def register(fn):
+        for name in classes:
+            MODULE_FORWARDS[name] = fn
+        return fn
+    return register
+
+
+def _registered_forward(cls):
+    for base in cls.__mro__:
+        fn = MODULE_FORWARDS.get(f"{base.__module__}.{base.__qualname__}")
+        if fn is not None:
+            return fn if cls.forward is base.forward else None
+    return None
+
+
+@contextlib.contextmanager
+def symbolic_forwards(module):
+    """The module with the registered forwards bound on its submodules (as instance
+    attributes, so hooks still run), removed afterwards."""
+    patched = []
+    try:
+        for mod in module.modules():
+            fn = _registered_forward(type(mod))
+            if fn is not None and "forward" not in vars(mod):
+                vars(mod)["forward"] = types.MethodType(fn, mod)
+                patched.append(mod)
+        yield module
+    finally:
+        for mod in patched:
+            vars(mod).pop("forward", None)
 
 
 class ModuleFunction:
@@ -296,7 +340,7 @@ class ModuleFunction:
         state, inputs = args[:len(self._state)], args[len(self._state):]
         replacements = {id(t): v for (_, t, _), v in zip(self._state, state)}
         try:
-            with holding(self.module, replacements):
+            with holding(self.module, replacements), symbolic_forwards(self.module):
                 return self._call_forward(self.module, inputs)
         except ShapeError as e:
             raise ShapeError(f"{e}{self._shape_hint()}") from None
