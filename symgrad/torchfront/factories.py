@@ -7,7 +7,9 @@ before any ``__torch_function__`` could see them. While a function is traced,
 ``symbolic_sizes()`` puts thin wrappers in front of these functions on the torch module:
 a call with a symbolic size builds the sg value, any other call goes to torch unchanged
 (also from other threads, which see the wrappers while a trace runs). Nested and
-concurrent traces share one installation, removed when the last ends.
+concurrent traces share one installation, removed when the last ends. The same
+mechanism gives ``F._canonical_mask`` (the boolean-to-additive mask conversion of
+attention and the Transformer layers, an in-place write) an out-of-place form.
 """
 import contextlib
 import sys
@@ -111,8 +113,28 @@ def arange(*args, out=None, dtype=None, layout=None, device=None, requires_grad=
     return start + step * counts if (start, step) != (0, 1) else counts
 
 
+def canonical_mask(mask, mask_name, other_type, other_name, target_type, check_other=True):
+    """torch.nn.functional._canonical_mask, which nn.MultiheadAttention and the
+    Transformer layers call on their masks: it turns a boolean mask into an additive one
+    with ``zeros_like(mask).masked_fill_(mask, -inf)``, an in-place write a trace cannot
+    follow; here the same value out of place."""
+    if isinstance(mask, Tensor) and mask.kind == "bool":
+        return sgo.where(mask, const(float("-inf")), const(0.0))
+    return _originals["nn.functional._canonical_mask"](
+        mask, mask_name, other_type, other_name, target_type, check_other)
+
+
 _WRAPPERS = {"zeros": _filled("zeros", 0.0), "ones": _filled("ones", 1.0),
-             "empty": _filled("empty", 0.0), "full": full, "eye": eye, "arange": arange}
+             "empty": _filled("empty", 0.0), "full": full, "eye": eye, "arange": arange,
+             "nn.functional._canonical_mask": canonical_mask}
+
+
+def _owner(torch, dotted):
+    *path, name = dotted.split(".")
+    owner = torch
+    for part in path:
+        owner = getattr(owner, part)
+    return owner, name
 
 
 @contextlib.contextmanager
@@ -126,8 +148,10 @@ def symbolic_sizes():
     with _lock:
         if _active == 0:
             for name, wrapper in _WRAPPERS.items():
-                _originals[name] = getattr(torch, name)
-                setattr(torch, name, wrapper)
+                owner, attr = _owner(torch, name)
+                if hasattr(owner, attr):
+                    _originals[name] = getattr(owner, attr)
+                    setattr(owner, attr, wrapper)
         _active += 1
     try:
         yield
@@ -136,4 +160,5 @@ def symbolic_sizes():
             _active -= 1
             if _active == 0:
                 for name, original in _originals.items():
-                    setattr(torch, name, original)
+                    owner, attr = _owner(torch, name)
+                    setattr(owner, attr, original)
