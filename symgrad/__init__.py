@@ -14,6 +14,7 @@ from .check import CheckReport, check
 from .core.build import const, symbol
 from .core.grad_mode import enable_grad, is_grad_enabled, no_grad
 from .core.graph import Tensor
+from .core.ops.conv import conv, conv_transpose, conv_weight
 from .core.ops.indexing import cat, concatenate, stack
 from .core.ops.linalg import (cholesky, det, diag, diagonal, dot, eye, inv, inverse, logabsdet,
                               logdet, matmul, norm, outer, slogdet, solve, trace, tril, triu)
@@ -67,6 +68,8 @@ __all__ = [
     "mse_loss", "one_hot", "softmax",
     # indexing and joining
     "cat", "concatenate", "stack",
+    # convolutions
+    "conv", "conv_transpose", "conv_weight",
     # errors
     "SymgradError", "ShapeError", "UnsupportedOpError", "NonScalarOutputError",
     "ControlFlowError", "RuleError", "NotDifferentiableError", "ArgumentError", "CheckError",

@@ -841,3 +841,95 @@ def registry_specs():
 
 
 REGISTRY_SPECS = registry_specs()
+
+
+# ----- convolutions (conv, conv_transpose, conv_weight) ----------------------------------
+# References are torch's own functional convolutions; per-side padding is F.pad then an
+# unpadded convolution, the weight gradient is torch.nn.grad.conv{1,2,3}d_weight.
+
+def _t_pad_pairs(x, padding, nd):
+    """(x, torch padding) for an int, per-dim ints or per-side (lo, hi) pairs."""
+    if isinstance(padding, (tuple, list)) and any(isinstance(p, (tuple, list)) for p in padding):
+        flat = [v for lo, hi in reversed(padding) for v in (lo, hi)]
+        return F.pad(x, flat), 0
+    return x, padding
+
+
+def _t_conv(x, w, stride=1, padding=0, dilation=1, groups=1):
+    nd = w.dim() - 2
+    x, padding = _t_pad_pairs(x, padding, nd)
+    return (F.conv1d, F.conv2d, F.conv3d)[nd - 1](x, w, None, stride, padding, dilation,
+                                                  groups)
+
+
+def _t_conv_transpose(x, w, stride=1, padding=0, output_padding=0, dilation=1, groups=1):
+    fn = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[w.dim() - 3]
+    return fn(x, w, None, stride, padding, output_padding, groups, dilation)
+
+
+def _t_conv_weight(x, g, weight_shape, stride=1, padding=0, dilation=1, groups=1):
+    nd = len(weight_shape) - 2
+    if x.dim() == nd + 1:
+        x, g = x[None], g[None]
+    x, padding = _t_pad_pairs(x, padding, nd)
+    fn = (torch.nn.grad.conv1d_weight, torch.nn.grad.conv2d_weight,
+          torch.nn.grad.conv3d_weight)[nd - 1]
+    return fn(x, weight_shape, g, stride, padding, dilation, groups)
+
+
+def _conv_case(id, x, w, dims=None, **params):
+    return Case(id, {"x": x, "w": w}, dims=dims or {}, params=params)
+
+
+spec("conv", lambda x, w, **p: sg.conv(x, w, **p), _t_conv, [
+    _conv_case("1d", (2, 3, 9), (4, 3, 3)),
+    _conv_case("1d_stride_pad", (2, 2, 10), (3, 2, 4), stride=3, padding=2),
+    _conv_case("2d_stride", (2, 3, 6, 5), (4, 3, 3, 2), stride=(2, 1), padding=1),
+    _conv_case("2d_dilation_groups", (1, 4, 7, 7), (6, 2, 3, 3), dilation=2, groups=2,
+               padding=(1, 2)),
+    _conv_case("2d_depthwise", (2, 3, 5, 5), (3, 1, 3, 3), groups=3, padding=1),
+    _conv_case("2d_unbatched", (3, 5, 6), (2, 3, 2, 2), stride=2),
+    _conv_case("2d_per_side", (1, 2, 5, 6), (2, 2, 3, 3), padding=((1, 0), (2, 1)),
+               stride=2),
+    _conv_case("3d", (1, 2, 4, 5, 4), (2, 2, 2, 3, 2), stride=2, padding=1),
+    _conv_case("symbolic_batch", ("N", 3, 6, 6), (2, 3, 3, 3), {"N": 2}, stride=2,
+               padding=1),
+    _conv_case("symbolic_spatial", ("N", 2, "H", "W"), (3, 2, 3, 3), {"N": 1, "H": 5, "W": 4},
+               padding=1, dilation=(1, 2)),
+    _conv_case("symbolic_channels", ("N", "C", 5), ("F", "C", 3), {"N": 2, "C": 2, "F": 3}),
+])
+
+spec("conv_transpose", lambda x, w, **p: sg.conv_transpose(x, w, **p), _t_conv_transpose, [
+    _conv_case("1d", (2, 3, 5), (3, 2, 3)),
+    _conv_case("1d_stride_output_padding", (2, 2, 4), (2, 3, 3), stride=2, padding=1,
+               output_padding=1),
+    _conv_case("2d", (2, 4, 3, 4), (4, 3, 3, 2), stride=2, padding=(1, 0),
+               output_padding=(1, 0)),
+    _conv_case("2d_groups_dilation", (1, 4, 4, 4), (4, 3, 2, 2), groups=2, dilation=2,
+               stride=2, output_padding=1),
+    _conv_case("2d_unbatched", (3, 4, 4), (3, 2, 3, 3), padding=1),
+    _conv_case("3d", (1, 2, 3, 3, 2), (2, 2, 2, 2, 2), stride=2),
+    _conv_case("symbolic_batch", ("N", 2, 4, 4), (2, 3, 3, 3), {"N": 2}, stride=2, padding=1),
+    _conv_case("symbolic_spatial", ("N", 2, "H", 3), (2, 2, 3, 2), {"N": 1, "H": 4},
+               padding=1),
+])
+
+
+def _conv_weight_case(id, x, weight_shape, dims=None, **params):
+    concrete = tuple((dims or {}).get(d, d) for d in x)
+    out = _t_conv(torch.zeros(concrete, dtype=torch.float64),
+                  torch.zeros(weight_shape, dtype=torch.float64), **params).shape
+    g = (x[0] if isinstance(x[0], str) else out[0],) + tuple(out[1:])   # a symbolic batch
+    return Case(id, {"x": x, "g": g}, dims=dims or {},
+                params=dict(params, weight_shape=weight_shape))
+
+
+spec("conv_weight", lambda x, g, **p: sg.conv_weight(x, g, **p), _t_conv_weight, [
+    _conv_weight_case("1d", (2, 3, 7), (4, 3, 3)),
+    _conv_weight_case("2d_stride_pad", (2, 2, 7, 6), (3, 2, 3, 2), stride=2, padding=1),
+    _conv_weight_case("2d_groups_dilation", (1, 4, 7, 6), (4, 2, 2, 2), groups=2, dilation=2),
+    _conv_weight_case("2d_unbatched", (2, 5, 5), (3, 2, 3, 3), padding=((1, 0), (0, 2))),
+    _conv_weight_case("3d", (1, 2, 4, 4, 5), (2, 2, 2, 2, 3), stride=(1, 2, 1)),
+    _conv_weight_case("symbolic_batch", ("N", 2, 6, 6), (2, 2, 3, 3), {"N": 2}, stride=2,
+                      padding=1),
+])
