@@ -15,6 +15,7 @@ from .core.build import const, symbol
 from .core.grad_mode import enable_grad, is_grad_enabled, no_grad
 from .core.graph import Tensor
 from .core.ops.conv import conv, conv_transpose, conv_weight
+from .core.ops.im2col import fold, unfold
 from .core.ops.indexing import cat, concatenate, stack
 from .core.ops.linalg import (cholesky, det, diag, diagonal, dot, eye, inv, inverse, logabsdet,
                               logdet, matmul, norm, outer, slogdet, solve, trace, tril, triu)
@@ -69,7 +70,7 @@ __all__ = [
     # indexing and joining
     "cat", "concatenate", "stack",
     # convolutions
-    "conv", "conv_transpose", "conv_weight",
+    "conv", "conv_transpose", "conv_weight", "fold", "unfold",
     # errors
     "SymgradError", "ShapeError", "UnsupportedOpError", "NonScalarOutputError",
     "ControlFlowError", "RuleError", "NotDifferentiableError", "ArgumentError", "CheckError",

@@ -933,3 +933,23 @@ spec("conv_weight", lambda x, g, **p: sg.conv_weight(x, g, **p), _t_conv_weight,
     _conv_weight_case("symbolic_batch", ("N", 2, 6, 6), (2, 2, 3, 3), {"N": 2}, stride=2,
                       padding=1),
 ])
+
+spec("unfold", lambda x, **p: sg.unfold(x, **p), lambda x, **p: F.unfold(x, **p), [
+    Case("2d", {"x": (2, 3, 5, 4)}, params={"kernel_size": 2}),
+    Case("stride_padding_dilation", {"x": (1, 2, 6, 7)},
+         params={"kernel_size": (2, 3), "stride": 2, "padding": 1, "dilation": (2, 1)}),
+    Case("unbatched", {"x": (2, 4, 4)}, params={"kernel_size": 3, "padding": 1}),
+    Case("symbolic_batch", {"x": ("N", 2, 4, 5)}, dims={"N": 2},
+         params={"kernel_size": 2, "stride": (1, 2)}),
+])
+
+spec("fold", lambda x, **p: sg.fold(x, **p), lambda x, **p: F.fold(x, **p), [
+    Case("2d", {"x": (2, 12, 12)}, params={"output_size": (4, 5), "kernel_size": 2}),
+    Case("stride_padding_dilation", {"x": (1, 12, 12)},
+         params={"output_size": (6, 7), "kernel_size": (2, 3), "stride": 2, "padding": 1,
+                 "dilation": (2, 1)}),
+    Case("unbatched", {"x": (18, 16)}, params={"output_size": 4, "kernel_size": 3,
+                                              "padding": 1}),
+    Case("symbolic_batch", {"x": ("N", 8, 6)}, dims={"N": 2},
+         params={"output_size": (4, 5), "kernel_size": 2, "stride": (1, 2)}),
+])

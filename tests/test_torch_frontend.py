@@ -325,6 +325,8 @@ EXAMPLES = {
         {"q": (2, 3, 4), "k": (2, 3, 4), "v": (2, 3, 4)}),
 }
 
+from conv_examples import examples as _conv_examples  # noqa: E402  (convolution family)
+EXAMPLES.update(_conv_examples(Ex, C))
 
 
 def _registry_examples():

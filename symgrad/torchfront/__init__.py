@@ -3,4 +3,5 @@
 nn.Modules as functions of symbols (``module``), and ``sg.Function`` on torch tensors
 (``autograd_function``). torch itself is imported only when a mapping needs it."""
 from . import autograd_function, dispatch, functional, linalg, pointwise, shape  # noqa: F401
+from . import conv  # noqa: F401
 from .dispatch import supported  # noqa: F401
