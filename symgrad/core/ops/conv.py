@@ -23,7 +23,7 @@ import sympy
 
 from ...errors import ParameterError, ShapeError
 from ..build import apply, zeros
-from ..opdef import defop
+from ..opdef import defop, public
 from ..shapes import as_shape, dims_match, fmt_shape
 from . import conv_kernels
 
@@ -411,3 +411,48 @@ def conv_weight(x, g, weight_shape, stride=1, padding=0, dilation=1, groups=1):
     return apply("conv_weight", x, g, weight_shape=weight_shape, stride=stride,
                  padding=padding, dilation=dilation, groups=groups)
 
+
+
+# ----- the printed names as functions ----------------------------------------------------
+# ``conv2d(x, W, stride=2)``, ``conv_transpose2d(g, W, padding=1, output_padding=1)`` and
+# ``conv2d_weight(x, g, kernel=3)`` as the text view prints them: so a printed formula
+# reads back as code, and users may write torch's spelling.
+
+def _rank_checked(name, nd, w_shape):
+    if len(w_shape) != nd + 2:
+        raise ShapeError(f"{name}: the weight must be (out, in/groups, *kernel) with {nd} "
+                         f"spatial dims, got {fmt_shape(w_shape)}")
+
+
+def _spelled(nd):
+    def conv_nd(x, w, stride=1, padding=0, dilation=1, groups=1):
+        _rank_checked(f"conv{nd}d", nd, tuple(getattr(w, "shape", ())))
+        return conv(x, w, stride=stride, padding=padding, dilation=dilation, groups=groups)
+
+    def conv_transpose_nd(x, w, stride=1, padding=0, output_padding=0, dilation=1, groups=1,
+                          output_size=None):
+        _rank_checked(f"conv_transpose{nd}d", nd, tuple(getattr(w, "shape", ())))
+        return conv_transpose(x, w, stride=stride, padding=padding,
+                              output_padding=output_padding, dilation=dilation,
+                              groups=groups, output_size=output_size)
+
+    def conv_nd_weight(x, g, kernel, stride=1, padding=0, dilation=1, groups=1):
+        kernel = int_tuple(f"conv{nd}d_weight", "kernel", kernel, nd, 1)
+        xs, gs = tuple(getattr(x, "shape", ())), tuple(getattr(g, "shape", ()))
+        if len(xs) < nd + 1 or len(gs) < nd + 1:
+            raise ShapeError(f"conv{nd}d_weight: input {fmt_shape(xs)} and output gradient "
+                             f"{fmt_shape(gs)} need {nd} spatial dims and channels")
+        c = sympy.sympify(xs[-nd - 1]) / groups
+        shape = (gs[-nd - 1], int(c) if c.is_Integer else c) + kernel
+        return conv_weight(x, g, shape, stride=stride, padding=padding, dilation=dilation,
+                           groups=groups)
+
+    for fn, name in ((conv_nd, f"conv{nd}d"), (conv_transpose_nd, f"conv_transpose{nd}d"),
+                     (conv_nd_weight, f"conv{nd}d_weight")):
+        fn.__name__ = fn.__qualname__ = name
+        fn.__doc__ = f"``{name}`` as formulas print it (see ``{name.split('_w')[0]}``)."
+        public(fn)
+
+
+for _rank in _NAMES:
+    _spelled(_rank)

@@ -45,7 +45,9 @@ def _conv(x, w, stride, padding, dilation, groups):
     cg, fg = w.shape[1], w.shape[0] // groups
     rows = win.reshape((n, groups, cg) + out + kernel)
     rows = numpy.moveaxis(rows, 1, 0)
-    rows = numpy.moveaxis(rows, 2, 2 + nd).reshape(groups, -1, cg * int(numpy.prod(kernel)))
+    positions = n * int(numpy.prod(out))
+    rows = numpy.moveaxis(rows, 2, 2 + nd).reshape(groups, positions,
+                                                   cg * int(numpy.prod(kernel)))
     cols = w.reshape(groups, fg, -1).transpose(0, 2, 1)
     y = numpy.matmul(rows, cols).reshape((groups, n) + out + (fg,))
     y = numpy.moveaxis(numpy.moveaxis(y, -1, 2), 0, 1).reshape((n, groups * fg) + out)
@@ -63,7 +65,9 @@ def _conv_transpose(x, w, stride, padding, dilation, groups):
     n, c, out = x.shape[0], x.shape[1], x.shape[2:]
     kernel, fg = w.shape[2:], w.shape[1]
     cg = c // groups
-    xs = x.reshape((n, groups, cg, -1)).transpose(1, 2, 0, 3).reshape(groups, cg, -1)
+    positions = int(numpy.prod(out))
+    xs = x.reshape((n, groups, cg, positions)).transpose(1, 2, 0, 3)
+    xs = xs.reshape(groups, cg, n * positions)
     ws = w.reshape((groups, cg, -1)).transpose(0, 2, 1)
     cols = numpy.matmul(ws, xs).reshape((groups, fg) + kernel + (n,) + out)
     cols = numpy.moveaxis(cols, 2 + nd, 0).reshape((n, groups * fg) + kernel + out)
@@ -90,8 +94,10 @@ def _conv_weight(x, g, kernel, stride, padding, dilation, groups):
     cg, fg = c // groups, f // groups
     rows = win.reshape((n, groups, cg) + tuple(out) + tuple(kernel))
     rows = numpy.moveaxis(numpy.moveaxis(rows, 1, 0), 2, 2 + nd)
-    rows = rows.reshape(groups, -1, cg * int(numpy.prod(kernel)))
-    gs = g.reshape((n, groups, fg, -1)).transpose(1, 2, 0, 3).reshape(groups, fg, -1)
+    positions = int(numpy.prod(out))
+    rows = rows.reshape(groups, n * positions, cg * int(numpy.prod(kernel)))
+    gs = g.reshape((n, groups, fg, positions)).transpose(1, 2, 0, 3)
+    gs = gs.reshape(groups, fg, n * positions)
     return numpy.matmul(gs, rows).reshape((f, cg) + tuple(kernel))
 
 
@@ -103,8 +109,9 @@ def _unfold(x, kernel, stride, padding, dilation):
         x = x[None]
     win = _conv_windows(_conv_pad(x, padding), kernel, stride, dilation)
     n, c = x.shape[:2]
-    win = numpy.moveaxis(win.reshape((n, c, -1) + tuple(kernel)), 2, -1)
-    y = win.reshape(n, c * int(numpy.prod(kernel)), -1)
+    positions = int(numpy.prod(win.shape[2:2 + nd]))
+    win = numpy.moveaxis(win.reshape((n, c, positions) + tuple(kernel)), 2, -1)
+    y = win.reshape(n, c * int(numpy.prod(kernel)), positions)
     return y if batched else y[0]
 
 
