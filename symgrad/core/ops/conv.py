@@ -283,14 +283,25 @@ def _symmetric(pairs_):
     return all(lo == hi and lo >= 0 for lo, hi in pairs_)
 
 
+_CONV_TORCH = (
+    "def _conv_t(fn, x, w, stride, padding, dilation, groups):\n"
+    "    nd = w.dim() - 2\n"
+    "    if all(lo == hi and lo >= 0 for lo, hi in padding):\n"
+    "        pad = tuple(lo for lo, _ in padding)\n"
+    "    else:\n"
+    "        flat = [p for lo, hi in reversed(padding) for p in (lo, hi)]\n"
+    "        x, pad = torch.nn.functional.pad(x, flat), (0,) * nd\n"
+    "    sizes = [max((x.shape[i - nd] + 2 * pad[i] - d * (k - 1) - 1) // s + 1, 0)\n"
+    "             for i, (k, s, d) in enumerate(zip(w.shape[2:], stride, dilation))]\n"
+    "    if not x.numel() or not all(sizes):   # torch's empty result, which fn refuses\n"
+    "        return x.new_zeros(tuple(x.shape[:-nd - 1]) + (w.shape[0],) + tuple(sizes))\n"
+    "    return fn(x, w, None, stride, pad, dilation, groups)")
+
+
 def _conv_torch(x, w, stride, padding, dilation, groups):
-    pads = padding.value
     fn = f"torch.nn.functional.conv{_nd(stride)}"
-    if _symmetric(pads):
-        arg, pad = f"{x}", tuple(lo for lo, _ in pads)
-    else:
-        arg, pad = f"torch.nn.functional.pad({x}, {_torch_pad(pads)})", (0,) * len(pads)
-    return f"{fn}({arg}, {w}, None, {stride}, {pad}, {dilation}, {groups})"
+    return (f"_conv_t({fn}, {x}, {w}, {stride}, {padding}, {dilation}, {groups})",
+            {"_conv_t": _CONV_TORCH})
 
 
 def _conv_transpose_torch(x, w, stride, padding, dilation, groups):
@@ -316,6 +327,8 @@ _CONV_WEIGHT_TORCH = (
     "    else:\n"
     "        flat = [p for lo, hi in reversed(padding) for p in (lo, hi)]\n"
     "        x, pad = torch.nn.functional.pad(x, flat), (0,) * nd\n"
+    "    if not g.numel():\n"
+    "        return x.new_zeros(tuple(weight_shape))\n"
     "    w = x.new_zeros(()).expand(tuple(weight_shape))\n"
     "    return torch.ops.aten.convolution_backward(\n"
     "        g, x, w, None, stride, pad, dilation, False, (0,) * nd, groups,\n"

@@ -23,6 +23,12 @@ def _conv_pad(a, pairs):
     return a
 
 
+def _conv_sizes(sizes, kernel, stride, dilation):
+    """Output sizes of a convolution of the padded sizes (0 where nothing fits)."""
+    return tuple(max((L - d * (k - 1) - 1) // s + 1, 0)
+                 for L, k, s, d in zip(sizes, kernel, stride, dilation))
+
+
 def _conv_windows(x, kernel, stride, dilation):
     """The windows of the padded batched input x (N, C, *L): (N, C, *O, *kernel)."""
     nd = len(kernel)
@@ -40,8 +46,12 @@ def _conv(x, w, stride, padding, dilation, groups):
     if not batched:
         x = x[None]
     kernel = w.shape[2:]
-    win = _conv_windows(_conv_pad(x, padding), kernel, stride, dilation)
-    n, out = x.shape[0], win.shape[2:2 + nd]
+    x = _conv_pad(x, padding)
+    n, out = x.shape[0], _conv_sizes(x.shape[2:], kernel, stride, dilation)
+    if not n * int(numpy.prod(out)):      # nothing to compute (torch's empty result)
+        y = numpy.zeros((n, w.shape[0]) + out, dtype=numpy.result_type(x, w))
+        return y if batched else y[0]
+    win = _conv_windows(x, kernel, stride, dilation)
     cg, fg = w.shape[1], w.shape[0] // groups
     rows = win.reshape((n, groups, cg) + out + kernel)
     rows = numpy.moveaxis(rows, 1, 0)
@@ -89,6 +99,8 @@ def _conv_weight(x, g, kernel, stride, padding, dilation, groups):
     if x.ndim == nd + 1:
         x, g = x[None], g[None]
     n, c, f, out = x.shape[0], x.shape[1], g.shape[1], g.shape[2:]
+    if not g.size:
+        return numpy.zeros((f, c // groups) + tuple(kernel), dtype=numpy.result_type(x, g))
     win = _conv_windows(_conv_pad(x, padding), kernel, stride, dilation)
     win = win[(slice(None), slice(None)) + tuple(slice(0, o) for o in out)]
     cg, fg = c // groups, f // groups
@@ -107,8 +119,13 @@ def _unfold(x, kernel, stride, padding, dilation):
     batched = x.ndim == nd + 2
     if not batched:
         x = x[None]
-    win = _conv_windows(_conv_pad(x, padding), kernel, stride, dilation)
+    x = _conv_pad(x, padding)
     n, c = x.shape[:2]
+    out = _conv_sizes(x.shape[2:], kernel, stride, dilation)
+    if not n * c * int(numpy.prod(out)):
+        y = numpy.zeros((n, c * int(numpy.prod(kernel)), int(numpy.prod(out))), dtype=x.dtype)
+        return y if batched else y[0]
+    win = _conv_windows(x, kernel, stride, dilation)
     positions = int(numpy.prod(win.shape[2:2 + nd]))
     win = numpy.moveaxis(win.reshape((n, c, positions) + tuple(kernel)), 2, -1)
     y = win.reshape(n, c * int(numpy.prod(kernel)), positions)
@@ -138,6 +155,7 @@ def _fold(x, size, kernel, stride, padding, dilation):
 
 
 # which kernels each kernel calls (emitted together as helpers)
-USES = {"_conv": ("_conv_pad", "_conv_windows"), "_conv_transpose": ("_conv_pad",),
-        "_conv_weight": ("_conv_pad", "_conv_windows"), "_unfold": ("_conv_pad", "_conv_windows"),
+USES = {"_conv": ("_conv_pad", "_conv_sizes", "_conv_windows"),
+        "_conv_transpose": ("_conv_pad",), "_conv_weight": ("_conv_pad", "_conv_windows"),
+        "_unfold": ("_conv_pad", "_conv_sizes", "_conv_windows"),
         "_fold": ("_conv_pad",)}
