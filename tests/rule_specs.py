@@ -881,36 +881,39 @@ def _conv_case(id, x, w, dims=None, **params):
     return Case(id, {"x": x, "w": w}, dims=dims or {}, params=params)
 
 
+# Small cases (explicit() evaluates the per-element forms of cases up to 64 elements),
+# and one of a realistic size.
 spec("conv", lambda x, w, **p: sg.conv(x, w, **p), _t_conv, [
-    _conv_case("1d", (2, 3, 9), (4, 3, 3)),
-    _conv_case("1d_stride_pad", (2, 2, 10), (3, 2, 4), stride=3, padding=2),
-    _conv_case("2d_stride", (2, 3, 6, 5), (4, 3, 3, 2), stride=(2, 1), padding=1),
-    _conv_case("2d_dilation_groups", (1, 4, 7, 7), (6, 2, 3, 3), dilation=2, groups=2,
-               padding=(1, 2)),
-    _conv_case("2d_depthwise", (2, 3, 5, 5), (3, 1, 3, 3), groups=3, padding=1),
-    _conv_case("2d_unbatched", (3, 5, 6), (2, 3, 2, 2), stride=2),
-    _conv_case("2d_per_side", (1, 2, 5, 6), (2, 2, 3, 3), padding=((1, 0), (2, 1)),
+    _conv_case("1d", (1, 2, 5), (2, 2, 3)),
+    _conv_case("1d_stride_pad", (1, 2, 6), (2, 2, 3), stride=2, padding=2),
+    _conv_case("2d_stride", (1, 1, 4, 4), (2, 1, 3, 2), stride=(2, 1), padding=1),
+    _conv_case("2d_dilation_groups", (1, 2, 4, 4), (2, 1, 2, 2), dilation=2, groups=2,
+               padding=(1, 0)),
+    _conv_case("2d_depthwise", (1, 2, 3, 3), (2, 1, 2, 2), groups=2, padding=1),
+    _conv_case("2d_unbatched", (2, 4, 3), (2, 2, 2, 2), stride=2),
+    _conv_case("2d_per_side", (1, 1, 4, 5), (1, 1, 2, 3), padding=((1, 0), (2, 1)),
                stride=2),
-    _conv_case("3d", (1, 2, 4, 5, 4), (2, 2, 2, 3, 2), stride=2, padding=1),
-    _conv_case("symbolic_batch", ("N", 3, 6, 6), (2, 3, 3, 3), {"N": 2}, stride=2,
+    _conv_case("2d_realistic", (2, 4, 6, 5), (6, 2, 3, 3), groups=2, stride=2, padding=1),
+    _conv_case("3d", (1, 1, 3, 3, 2), (1, 1, 2, 2, 2), stride=2, padding=1),
+    _conv_case("symbolic_batch", ("N", 2, 3, 3), (1, 2, 2, 2), {"N": 2}, stride=2,
                padding=1),
-    _conv_case("symbolic_spatial", ("N", 2, "H", "W"), (3, 2, 3, 3), {"N": 1, "H": 5, "W": 4},
+    _conv_case("symbolic_spatial", ("N", 1, "H", "W"), (2, 1, 2, 2), {"N": 1, "H": 4, "W": 3},
                padding=1, dilation=(1, 2)),
-    _conv_case("symbolic_channels", ("N", "C", 5), ("F", "C", 3), {"N": 2, "C": 2, "F": 3}),
+    _conv_case("symbolic_channels", ("N", "C", 4), ("F", "C", 2), {"N": 1, "C": 2, "F": 2}),
 ])
 
 spec("conv_transpose", lambda x, w, **p: sg.conv_transpose(x, w, **p), _t_conv_transpose, [
-    _conv_case("1d", (2, 3, 5), (3, 2, 3)),
-    _conv_case("1d_stride_output_padding", (2, 2, 4), (2, 3, 3), stride=2, padding=1,
+    _conv_case("1d", (1, 2, 3), (2, 2, 3)),
+    _conv_case("1d_stride_output_padding", (1, 2, 3), (2, 1, 3), stride=2, padding=1,
                output_padding=1),
-    _conv_case("2d", (2, 4, 3, 4), (4, 3, 3, 2), stride=2, padding=(1, 0),
+    _conv_case("2d", (1, 2, 2, 3), (2, 1, 3, 2), stride=2, padding=(1, 0),
                output_padding=(1, 0)),
-    _conv_case("2d_groups_dilation", (1, 4, 4, 4), (4, 3, 2, 2), groups=2, dilation=2,
+    _conv_case("2d_groups_dilation", (1, 2, 2, 1), (2, 1, 2, 2), groups=2, dilation=2,
                stride=2, output_padding=1),
-    _conv_case("2d_unbatched", (3, 4, 4), (3, 2, 3, 3), padding=1),
-    _conv_case("3d", (1, 2, 3, 3, 2), (2, 2, 2, 2, 2), stride=2),
-    _conv_case("symbolic_batch", ("N", 2, 4, 4), (2, 3, 3, 3), {"N": 2}, stride=2, padding=1),
-    _conv_case("symbolic_spatial", ("N", 2, "H", 3), (2, 2, 3, 2), {"N": 1, "H": 4},
+    _conv_case("2d_unbatched", (2, 3, 3), (2, 1, 2, 2), padding=1),
+    _conv_case("3d", (1, 1, 2, 2, 1), (1, 1, 2, 2, 2), stride=2),
+    _conv_case("symbolic_batch", ("N", 2, 2, 2), (2, 1, 3, 3), {"N": 2}, stride=2, padding=1),
+    _conv_case("symbolic_spatial", ("N", 1, "H", 2), (1, 2, 2, 2), {"N": 1, "H": 3},
                padding=1),
 ])
 
@@ -925,31 +928,30 @@ def _conv_weight_case(id, x, weight_shape, dims=None, **params):
 
 
 spec("conv_weight", lambda x, g, **p: sg.conv_weight(x, g, **p), _t_conv_weight, [
-    _conv_weight_case("1d", (2, 3, 7), (4, 3, 3)),
-    _conv_weight_case("2d_stride_pad", (2, 2, 7, 6), (3, 2, 3, 2), stride=2, padding=1),
-    _conv_weight_case("2d_groups_dilation", (1, 4, 7, 6), (4, 2, 2, 2), groups=2, dilation=2),
-    _conv_weight_case("2d_unbatched", (2, 5, 5), (3, 2, 3, 3), padding=((1, 0), (0, 2))),
-    _conv_weight_case("3d", (1, 2, 4, 4, 5), (2, 2, 2, 2, 3), stride=(1, 2, 1)),
-    _conv_weight_case("symbolic_batch", ("N", 2, 6, 6), (2, 2, 3, 3), {"N": 2}, stride=2,
-                      padding=1),
+    _conv_weight_case("1d", (1, 2, 5), (2, 2, 3)),
+    _conv_weight_case("2d_stride_pad", (1, 1, 5, 4), (2, 1, 3, 2), stride=2, padding=1),
+    _conv_weight_case("2d_groups_dilation", (1, 2, 4, 4), (2, 1, 2, 2), groups=2, dilation=2),
+    _conv_weight_case("2d_unbatched", (1, 4, 4), (2, 1, 3, 3), padding=((1, 0), (0, 2))),
+    _conv_weight_case("3d", (1, 1, 3, 3, 3), (1, 1, 2, 2, 2), stride=(1, 2, 1)),
+    _conv_weight_case("symbolic_batch", ("N", 1, 4, 4), (2, 1, 2, 2), {"N": 2}, stride=2),
 ])
 
 spec("unfold", lambda x, **p: sg.unfold(x, **p), lambda x, **p: F.unfold(x, **p), [
-    Case("2d", {"x": (2, 3, 5, 4)}, params={"kernel_size": 2}),
-    Case("stride_padding_dilation", {"x": (1, 2, 6, 7)},
+    Case("2d", {"x": (1, 2, 3, 3)}, params={"kernel_size": 2}),
+    Case("stride_padding_dilation", {"x": (1, 1, 4, 5)},
          params={"kernel_size": (2, 3), "stride": 2, "padding": 1, "dilation": (2, 1)}),
-    Case("unbatched", {"x": (2, 4, 4)}, params={"kernel_size": 3, "padding": 1}),
-    Case("symbolic_batch", {"x": ("N", 2, 4, 5)}, dims={"N": 2},
+    Case("unbatched", {"x": (1, 2, 2)}, params={"kernel_size": 2, "padding": 1}),
+    Case("symbolic_batch", {"x": ("N", 1, 3, 4)}, dims={"N": 2},
          params={"kernel_size": 2, "stride": (1, 2)}),
 ])
 
 spec("fold", lambda x, **p: sg.fold(x, **p), lambda x, **p: F.fold(x, **p), [
-    Case("2d", {"x": (2, 12, 12)}, params={"output_size": (4, 5), "kernel_size": 2}),
-    Case("stride_padding_dilation", {"x": (1, 12, 12)},
-         params={"output_size": (6, 7), "kernel_size": (2, 3), "stride": 2, "padding": 1,
+    Case("2d", {"x": (1, 4, 6)}, params={"output_size": (3, 4), "kernel_size": 2}),
+    Case("stride_padding_dilation", {"x": (1, 6, 6)},
+         params={"output_size": (4, 5), "kernel_size": (2, 3), "stride": 2, "padding": 1,
                  "dilation": (2, 1)}),
-    Case("unbatched", {"x": (18, 16)}, params={"output_size": 4, "kernel_size": 3,
-                                              "padding": 1}),
-    Case("symbolic_batch", {"x": ("N", 8, 6)}, dims={"N": 2},
-         params={"output_size": (4, 5), "kernel_size": 2, "stride": (1, 2)}),
+    Case("unbatched", {"x": (4, 9)}, params={"output_size": 2, "kernel_size": 2,
+                                            "padding": 1}),
+    Case("symbolic_batch", {"x": ("N", 4, 4)}, dims={"N": 2},
+         params={"output_size": (3, 4), "kernel_size": 2, "stride": (1, 2)}),
 ])
