@@ -304,17 +304,28 @@ def _conv_torch(x, w, stride, padding, dilation, groups):
             {"_conv_t": _CONV_TORCH})
 
 
+_CONV_TRANSPOSE_TORCH = (
+    "def _conv_transpose_t(fn, x, w, stride, padding, dilation, groups):\n"
+    "    nd = w.dim() - 2\n"
+    "    if not x.numel() or not w.numel():   # empty: torch refuses some of these\n"
+    "        sizes = tuple(max((x.shape[i - nd] - 1) * s + d * (k - 1) + 1 - lo - hi, 0)\n"
+    "                      for i, (k, s, d, (lo, hi)) in enumerate(\n"
+    "                          zip(w.shape[2:], stride, dilation, padding)))\n"
+    "        return x.new_zeros(tuple(x.shape[:-nd - 1]) + (w.shape[1] * groups,) + sizes)\n"
+    "    extra = tuple(lo - hi for lo, hi in padding)\n"
+    "    if all(lo >= 0 and 0 <= e < max(s, d)\n"
+    "           for (lo, _), e, s, d in zip(padding, extra, stride, dilation)):\n"
+    "        lows = tuple(lo for lo, _ in padding)\n"
+    "        return fn(x, w, None, stride, lows, extra, groups, dilation)\n"
+    "    full = fn(x, w, None, stride, 0, 0, groups, dilation)\n"
+    "    return torch.nn.functional.pad(full, [-p for lo, hi in reversed(padding)\n"
+    "                                          for p in (lo, hi)])")
+
+
 def _conv_transpose_torch(x, w, stride, padding, dilation, groups):
-    pads = padding.value
     fn = f"torch.nn.functional.conv_transpose{_nd(stride)}"
-    extra = tuple(lo - hi for lo, hi in pads)
-    limit = [max(s, d) for s, d in zip(stride.value, dilation.value)]
-    if all(lo >= 0 and 0 <= e < m for (lo, _), e, m in zip(pads, extra, limit)):
-        lows = tuple(lo for lo, _ in pads)
-        return f"{fn}({x}, {w}, None, {stride}, {lows}, {extra}, {groups}, {dilation})"
-    zero = (0,) * len(pads)
-    full = f"{fn}({x}, {w}, None, {stride}, {zero}, {zero}, {groups}, {dilation})"
-    return f"torch.nn.functional.pad({full}, {_torch_pad([(-lo, -hi) for lo, hi in pads])})"
+    return (f"_conv_transpose_t({fn}, {x}, {w}, {stride}, {padding}, {dilation}, {groups})",
+            {"_conv_transpose_t": _CONV_TRANSPOSE_TORCH})
 
 
 _CONV_WEIGHT_TORCH = (
@@ -327,7 +338,7 @@ _CONV_WEIGHT_TORCH = (
     "    else:\n"
     "        flat = [p for lo, hi in reversed(padding) for p in (lo, hi)]\n"
     "        x, pad = torch.nn.functional.pad(x, flat), (0,) * nd\n"
-    "    if not g.numel():\n"
+    "    if not g.numel() or not x.numel():   # empty: torch's backward refuses it\n"
     "        return x.new_zeros(tuple(weight_shape))\n"
     "    w = x.new_zeros(()).expand(tuple(weight_shape))\n"
     "    return torch.ops.aten.convolution_backward(\n"
