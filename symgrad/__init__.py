@@ -14,7 +14,9 @@ from .check import CheckReport, check
 from .core.build import const, symbol
 from .core.grad_mode import enable_grad, is_grad_enabled, no_grad
 from .core.graph import Tensor
+from .core.ops.conv import conv, conv_transpose, conv_weight
 from .core.ops.gather import put_along_add, take, take_add, take_along
+from .core.ops.im2col import fold, unfold
 from .core.ops.indexing import cat, concatenate, stack
 from .core.ops.linalg import (cholesky, det, diag, diagonal, dot, eye, inv, inverse, logabsdet,
                               logdet, matmul, norm, outer, slogdet, solve, trace, tril, triu)
@@ -68,6 +70,8 @@ __all__ = [
     "mse_loss", "one_hot", "softmax",
     # indexing and joining
     "cat", "concatenate", "stack", "take", "take_add", "take_along", "put_along_add",
+    # convolutions
+    "conv", "conv_transpose", "conv_weight", "fold", "unfold",
     # errors
     "SymgradError", "ShapeError", "UnsupportedOpError", "NonScalarOutputError",
     "ControlFlowError", "RuleError", "NotDifferentiableError", "ArgumentError", "CheckError",

@@ -895,3 +895,117 @@ spec("put_along_add",
          Case("rows", {"g": (3, 2), "i": (3, 2)}, params={"axis": 1, "shape": (3, 5)}),
          Case("smaller", {"g": (2, 3), "i": (2, 3)}, params={"axis": 0, "shape": (4, 5)}),
      ], samplers={"i": class_indices(4)})
+
+
+# ----- convolutions (conv, conv_transpose, conv_weight) ----------------------------------
+# References are torch's own functional convolutions; per-side padding is F.pad then an
+# unpadded convolution, the weight gradient is torch.nn.grad.conv{1,2,3}d_weight.
+
+def _t_pad_pairs(x, padding, nd):
+    """(x, torch padding) for an int, per-dim ints or per-side (lo, hi) pairs."""
+    if isinstance(padding, (tuple, list)) and any(isinstance(p, (tuple, list)) for p in padding):
+        flat = [v for lo, hi in reversed(padding) for v in (lo, hi)]
+        return F.pad(x, flat), 0
+    return x, padding
+
+
+def _t_conv(x, w, stride=1, padding=0, dilation=1, groups=1):
+    nd = w.dim() - 2
+    x, padding = _t_pad_pairs(x, padding, nd)
+    return (F.conv1d, F.conv2d, F.conv3d)[nd - 1](x, w, None, stride, padding, dilation,
+                                                  groups)
+
+
+def _t_conv_transpose(x, w, stride=1, padding=0, output_padding=0, dilation=1, groups=1):
+    fn = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[w.dim() - 3]
+    return fn(x, w, None, stride, padding, output_padding, groups, dilation)
+
+
+def _t_conv_weight(x, g, weight_shape, stride=1, padding=0, dilation=1, groups=1):
+    nd = len(weight_shape) - 2
+    if x.dim() == nd + 1:
+        x, g = x[None], g[None]
+    x, padding = _t_pad_pairs(x, padding, nd)
+    fn = (torch.nn.grad.conv1d_weight, torch.nn.grad.conv2d_weight,
+          torch.nn.grad.conv3d_weight)[nd - 1]
+    return fn(x, weight_shape, g, stride, padding, dilation, groups)
+
+
+def _conv_case(id, x, w, dims=None, **params):
+    return Case(id, {"x": x, "w": w}, dims=dims or {}, params=params)
+
+
+# Small cases (explicit() evaluates the per-element forms of cases up to 64 elements),
+# and one of a realistic size.
+spec("conv", lambda x, w, **p: sg.conv(x, w, **p), _t_conv, [
+    _conv_case("1d", (1, 2, 5), (2, 2, 3)),
+    _conv_case("1d_stride_pad", (1, 2, 6), (2, 2, 3), stride=2, padding=2),
+    _conv_case("2d_stride", (1, 1, 4, 4), (2, 1, 3, 2), stride=(2, 1), padding=1),
+    _conv_case("2d_dilation_groups", (1, 2, 4, 4), (2, 1, 2, 2), dilation=2, groups=2,
+               padding=(1, 0)),
+    _conv_case("2d_depthwise", (1, 2, 3, 3), (2, 1, 2, 2), groups=2, padding=1),
+    _conv_case("2d_unbatched", (2, 4, 3), (2, 2, 2, 2), stride=2),
+    _conv_case("2d_per_side", (1, 1, 4, 5), (1, 1, 2, 3), padding=((1, 0), (2, 1)),
+               stride=2),
+    _conv_case("2d_realistic", (2, 4, 6, 5), (6, 2, 3, 3), groups=2, stride=2, padding=1),
+    _conv_case("3d", (1, 1, 3, 3, 2), (1, 1, 2, 2, 2), stride=2, padding=1),
+    _conv_case("symbolic_batch", ("N", 2, 3, 3), (1, 2, 2, 2), {"N": 2}, stride=2,
+               padding=1),
+    _conv_case("symbolic_spatial", ("N", 1, "H", "W"), (2, 1, 2, 2), {"N": 1, "H": 4, "W": 3},
+               padding=1, dilation=(1, 2)),
+    _conv_case("symbolic_channels", ("N", "C", 4), ("F", "C", 2), {"N": 1, "C": 2, "F": 2}),
+])
+
+spec("conv_transpose", lambda x, w, **p: sg.conv_transpose(x, w, **p), _t_conv_transpose, [
+    _conv_case("1d", (1, 2, 3), (2, 2, 3)),
+    _conv_case("1d_stride_output_padding", (1, 2, 3), (2, 1, 3), stride=2, padding=1,
+               output_padding=1),
+    _conv_case("2d", (1, 2, 2, 3), (2, 1, 3, 2), stride=2, padding=(1, 0),
+               output_padding=(1, 0)),
+    _conv_case("2d_groups_dilation", (1, 2, 2, 1), (2, 1, 2, 2), groups=2, dilation=2,
+               stride=2, output_padding=1),
+    _conv_case("2d_unbatched", (2, 3, 3), (2, 1, 2, 2), padding=1),
+    _conv_case("3d", (1, 1, 2, 2, 1), (1, 1, 2, 2, 2), stride=2),
+    _conv_case("symbolic_batch", ("N", 2, 2, 2), (2, 1, 3, 3), {"N": 2}, stride=2, padding=1),
+    _conv_case("symbolic_spatial", ("N", 1, "H", 2), (1, 2, 2, 2), {"N": 1, "H": 3},
+               padding=1),
+])
+
+
+def _conv_weight_case(id, x, weight_shape, dims=None, **params):
+    concrete = tuple((dims or {}).get(d, d) for d in x)
+    out = _t_conv(torch.zeros(concrete, dtype=torch.float64),
+                  torch.zeros(weight_shape, dtype=torch.float64), **params).shape
+    g = (x[0] if isinstance(x[0], str) else out[0],) + tuple(out[1:])   # a symbolic batch
+    return Case(id, {"x": x, "g": g}, dims=dims or {},
+                params=dict(params, weight_shape=weight_shape))
+
+
+spec("conv_weight", lambda x, g, **p: sg.conv_weight(x, g, **p), _t_conv_weight, [
+    _conv_weight_case("1d", (1, 2, 5), (2, 2, 3)),
+    _conv_weight_case("2d_stride_pad", (1, 1, 5, 4), (2, 1, 3, 2), stride=2, padding=1),
+    _conv_weight_case("2d_groups_dilation", (1, 2, 4, 4), (2, 1, 2, 2), groups=2, dilation=2),
+    _conv_weight_case("2d_unbatched", (1, 4, 4), (2, 1, 3, 3), padding=((1, 0), (0, 2))),
+    _conv_weight_case("3d", (1, 1, 3, 3, 3), (1, 1, 2, 2, 2), stride=(1, 2, 1)),
+    _conv_weight_case("symbolic_batch", ("N", 1, 4, 4), (2, 1, 2, 2), {"N": 2}, stride=2),
+])
+
+spec("unfold", lambda x, **p: sg.unfold(x, **p), lambda x, **p: F.unfold(x, **p), [
+    Case("2d", {"x": (1, 2, 3, 3)}, params={"kernel_size": 2}),
+    Case("stride_padding_dilation", {"x": (1, 1, 4, 5)},
+         params={"kernel_size": (2, 3), "stride": 2, "padding": 1, "dilation": (2, 1)}),
+    Case("unbatched", {"x": (1, 2, 2)}, params={"kernel_size": 2, "padding": 1}),
+    Case("symbolic_batch", {"x": ("N", 1, 3, 4)}, dims={"N": 2},
+         params={"kernel_size": 2, "stride": (1, 2)}),
+])
+
+spec("fold", lambda x, **p: sg.fold(x, **p), lambda x, **p: F.fold(x, **p), [
+    Case("2d", {"x": (1, 4, 6)}, params={"output_size": (3, 4), "kernel_size": 2}),
+    Case("stride_padding_dilation", {"x": (1, 6, 6)},
+         params={"output_size": (4, 5), "kernel_size": (2, 3), "stride": 2, "padding": 1,
+                 "dilation": (2, 1)}),
+    Case("unbatched", {"x": (4, 9)}, params={"output_size": 2, "kernel_size": 2,
+                                            "padding": 1}),
+    Case("symbolic_batch", {"x": ("N", 4, 4)}, dims={"N": 2},
+         params={"output_size": (3, 4), "kernel_size": 2, "stride": (1, 2)}),
+])

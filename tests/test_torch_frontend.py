@@ -353,6 +353,8 @@ EXAMPLES = {
         {"q": (2, 3, 4), "k": (2, 3, 4), "v": (2, 3, 4)}),
 }
 
+from conv_examples import examples as _conv_examples  # noqa: E402  (convolution family)
+EXAMPLES.update(_conv_examples(Ex, C))
 
 
 # recurrent layers (symgrad/torchfront/recurrent.py; tests/test_recurrent.py has the modules)
@@ -770,9 +772,7 @@ def test_loss_modules_and_class_index_targets():
                     loss=lambda out: F.cross_entropy(out, labels)).ok
 
 
-def test_unsupported_layers_raise_symgrad_errors():
-    with pytest.raises(UnsupportedOpError, match="torch.nn.functional.conv1d"):
-        sg.grad_fn(nn.Conv1d(2, 3, 3), shapes={"input": (1, 2, 5)}, loss=torch.sum)
+def test_float_ids_are_refused_with_what_to_declare():
     with pytest.raises(UnsupportedOpError, match="indices must be integers"):
         sg.grad_fn(nn.Embedding(5, 3), shapes={"input": (2,)}, loss=torch.sum)
 

@@ -5,4 +5,5 @@ nn.Modules as functions of symbols (``module``), and ``sg.Function`` on torch te
 (``autograd_function``). torch itself is imported only when a mapping needs it."""
 from . import autograd_function, dispatch, factories, functional, gather  # noqa: F401
 from . import linalg, pointwise, recurrent, shape  # noqa: F401
+from . import conv  # noqa: F401
 from .dispatch import supported  # noqa: F401

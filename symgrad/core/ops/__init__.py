@@ -5,5 +5,6 @@ The package also holds every public function of the families by name (``ops.exp`
 """
 from ..opdef import FUNCTIONS as _FUNCTIONS
 from . import gather, indexing, linalg, nn, pointwise, reductions, shape  # noqa: F401  (register)
+from . import conv, im2col  # noqa: F401  (register)
 
 globals().update(_FUNCTIONS)
