@@ -326,6 +326,10 @@ EXAMPLES = {
 }
 
 
+# pooling and interpolation (torchfront/pool.py)
+from torch_examples_pool import EXAMPLES as _POOL_EXAMPLES  # noqa: E402
+EXAMPLES.update({k: Ex(*v) for k, v in _POOL_EXAMPLES.items()})
+
 
 def _registry_examples():
     """An elementwise op that maps a torch name needs no example of its own: it is

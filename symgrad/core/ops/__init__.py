@@ -4,6 +4,6 @@ The package also holds every public function of the families by name (``ops.exp`
 ``ops.matmul``, ``ops.stack``): the namespace the rest of symgrad writes sg code in.
 """
 from ..opdef import FUNCTIONS as _FUNCTIONS
-from . import indexing, linalg, nn, pointwise, reductions, shape  # noqa: F401  (register)
+from . import indexing, linalg, nn, pointwise, pool, reductions, shape  # noqa: F401  (register)
 
 globals().update(_FUNCTIONS)
