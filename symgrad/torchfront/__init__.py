@@ -1,6 +1,7 @@
 """TorchFront: PyTorch code in. torch functions and Tensor methods on symbolic Tensors
-(``dispatch`` and the mappings in ``pointwise``, ``linalg``, ``shape``, ``functional``),
+(``dispatch`` and the mappings in ``pointwise``, ``linalg``, ``shape``, ``functional``,
+``norm``, ``pool``),
 nn.Modules as functions of symbols (``module``), and ``sg.Function`` on torch tensors
 (``autograd_function``). torch itself is imported only when a mapping needs it."""
-from . import autograd_function, dispatch, functional, linalg, pointwise, pool, shape  # noqa: F401
+from . import autograd_function, dispatch, functional, linalg, norm, pointwise, pool, shape  # noqa: F401
 from .dispatch import supported  # noqa: F401
