@@ -932,6 +932,8 @@ _RESAMPLE_CASES = [
     ("nearest_scale", {"x": (1, 2, 4, 5)}, "nearest", ((1.5, 2.5), False, (1.5, 2.5))),
     ("nearest_exact_1d", {"x": (2, 2, 4)}, "nearest-exact", ((7,), False, None)),
     ("trilinear_symbolic", {"x": ("N", 1, 3, 4, 2)}, "linear", ((4, 5, 3), False, None)),
+    ("tiny_avg", {"x": (1, 4)}, "avg", ((2,), (1,), (1,), False, False, None)),
+    ("tiny_linear", {"x": (1, 3)}, "linear", ((4,), False, None)),
 ]
 _RESAMPLE_DIMS = {"N": 2}
 
@@ -966,6 +968,7 @@ _MAX_CASES = [
     ("ties_overlapping", (2, 5, 6), "max", ((2, 2), (1, 1), (0, 0), (1, 1), False), TIES),
     ("adaptive2d_symbolic_batch", ("N", 2, 7, 5), "adaptive_max", ((3, 2),), None),
     ("adaptive1d_ties", (2, 9), "adaptive_max", ((4,),), TIES),
+    ("tiny_ties", (1, 5), "max", ((2,), (1,), (1,), (1,), False), TIES),
 ]
 
 
