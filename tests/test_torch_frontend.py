@@ -326,7 +326,7 @@ EXAMPLES = {
 }
 
 
-# pooling and interpolation (torchfront/pool.py)
+# pooling, interpolation and normalisation (torchfront/pool.py, norm.py)
 from torch_examples_pool import EXAMPLES as _POOL_EXAMPLES  # noqa: E402
 EXAMPLES.update({k: Ex(*v) for k, v in _POOL_EXAMPLES.items()})
 

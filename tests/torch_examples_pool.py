@@ -1,5 +1,5 @@
-"""Examples of the pooling and interpolation mappings for test_torch_frontend's table test
-(``call(op, *symbols)``, shapes, input domain), one per torch name."""
+"""Examples of the pooling, interpolation and normalisation mappings for test_torch_frontend's
+table test (``call(op, *symbols)``, shapes, input domain), one per torch name."""
 import torch
 
 X1 = {"x": (2, 3, 9)}
@@ -60,3 +60,16 @@ EXAMPLES = {
                                             recompute_scale_factor=True),
         op(x[:, :, 0], size=5, mode="linear"))), X2, "real"),
 }
+
+# normalisations (torchfront/norm.py) new to the table
+_RM = torch.tensor([0.3, -0.2, 0.5], dtype=torch.float64)
+_RV = torch.tensor([0.7, 1.3, 0.9], dtype=torch.float64)
+EXAMPLES.update({
+    "torch.nn.functional.instance_norm": ((lambda op, x, w, b: (
+        op(x, weight=w, bias=b), op(x, eps=1e-3), op(x, _RM, _RV, use_input_stats=False),
+        op(x[:, :, :2], _RM.clone(), _RV.clone(), w, None))),
+        {"x": (2, 3, 4), "w": (3,), "b": (3,)}, "real"),
+    "torch.nn.functional.local_response_norm": ((lambda op, x: (
+        op(x, 2), op(x, 3, alpha=0.5, beta=0.6, k=1.5), op(x[:, :, 0, :, None], 4))),
+        {"x": (2, 5, 3, 2)}, "real"),
+})

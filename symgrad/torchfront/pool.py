@@ -11,24 +11,9 @@ import sympy
 
 from ..core import ops as sgo
 from ..core.shapes import fmt_shape
+from ..core.ops.pool import interpolation_args, window_args
 from ..errors import ParameterError, ShapeError
 from .dispatch import Unavailable, reject, shape_of, torch_op, unsupported
-
-
-def _tuple(name, what, value, d):
-    """torch's _single/_pair/_triple: an int for every spatial dim, or one per dim."""
-    if isinstance(value, (list, tuple)):
-        if len(value) == 1:
-            value = tuple(value) * d
-        if len(value) != d:
-            raise ParameterError(f"{name}: {what} must be an int or {d} ints, got {value!r}")
-        values = tuple(value)
-    else:
-        values = (value,) * d
-    for v in values:
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise ParameterError(f"{name}: {what} must be ints, got {value!r}")
-    return values
 
 
 def _spatial(name, input, d, batched_only=False):
@@ -42,29 +27,14 @@ def _spatial(name, input, d, batched_only=False):
     return tuple(shape[len(shape) - d:])
 
 
-def _windows(name, d, kernel_size, stride, padding, dilation=1):
-    k = _tuple(name, "kernel_size", kernel_size, d)
-    s = k if stride is None or (isinstance(stride, (list, tuple)) and not stride) else \
-        _tuple(name, "stride", stride, d)
-    p = _tuple(name, "padding", padding, d)
-    dl = _tuple(name, "dilation", dilation, d)
-    if any(v <= 0 for v in k + s + dl):
-        raise ParameterError(f"{name}: kernel_size, stride and dilation must be positive, got "
-                             f"kernel_size={k}, stride={s}, dilation={dl}")
-    if any(v < 0 or 2 * v > kk for v, kk in zip(p, k)):
-        raise ParameterError(f"{name}: padding {p} must be non-negative and at most half the "
-                             f"kernel size {k}, as torch requires")
-    return k, s, p, dl
-
-
 def _max_pool(d):
     name = f"torch.nn.functional.max_pool{d}d"
 
     def handler(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                 return_indices=False):
         _spatial(name, input, d)
-        k, s, p, dl = _windows(name, d, kernel_size, stride, padding, dilation)
-        out = sgo.max_pool(input, "max", (k, s, p, dl, bool(ceil_mode)))
+        args = window_args(name, "max", d, kernel_size, stride, padding, dilation, ceil_mode)
+        out = sgo.max_pool(input, "max", args)
         return _with_indices(name, out, return_indices)
     handler.__name__ = f"max_pool{d}d"
     return handler
@@ -93,14 +63,9 @@ def _avg_pool(d):
     def handler(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                 count_include_pad=True, divisor_override=None):
         _spatial(name, input, d)
-        k, s, p, _ = _windows(name, d, kernel_size, stride, padding)
-        if divisor_override is not None and (isinstance(divisor_override, bool) or not
-                                             isinstance(divisor_override, int)
-                                             or divisor_override == 0):
-            raise ParameterError(f"{name}: divisor_override must be a non-zero int, got "
-                                 f"{divisor_override!r}")
-        return sgo.resample(input, "avg", (k, s, p, bool(ceil_mode), bool(count_include_pad),
-                                           divisor_override))
+        return sgo.resample(input, "avg", window_args(name, "avg", d, kernel_size, stride,
+                                                      padding, 1, ceil_mode, count_include_pad,
+                                                      divisor_override))
     if d == 1:
         def handler1(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                      count_include_pad=True):
@@ -166,12 +131,11 @@ def _lp_pool(d):
         """torch's composition: (sign(a) relu(|a|) · kernel volume)^(1/p) of
         a = avg_pool(x^p), no padding."""
         _spatial(name, input, d)
-        k, s, p, _ = _windows(name, d, kernel_size, stride, 0)
+        args = window_args(name, "avg", d, kernel_size, stride, 0, 1, ceil_mode)
         volume = 1
-        for v in k:
+        for v in args[0]:
             volume *= v
-        out = sgo.resample(sgo.pow(input, norm_type), "avg", (k, s, p, bool(ceil_mode),
-                                                               True, None))
+        out = sgo.resample(sgo.pow(input, norm_type), "avg", args)
         return sgo.pow(sgo.sign(out) * sgo.relu(sgo.abs(out)) * volume, 1.0 / norm_type)
     return handler
 
@@ -189,8 +153,7 @@ for _d in (1, 2, 3):
 # ----- interpolation -------------------------------------------------------------------------
 
 _MODE_RANK = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
-_KINDS = {"nearest": "nearest", "nearest-exact": "nearest-exact", "linear": "linear",
-          "bilinear": "linear", "trilinear": "linear", "bicubic": "cubic", "area": "area"}
+_MODES = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area")
 
 
 @torch_op("F.interpolate")
@@ -200,9 +163,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     n · factor), the factor passed on to the kernel unless ``recompute_scale_factor``;
     ``area`` is adaptive average pooling."""
     name = "torch.nn.functional.interpolate"
-    if mode not in _KINDS:
+    if mode not in _MODES:
         raise unsupported(name, (input,), why=f"mode={mode!r} (symgrad maps "
-                          f"{', '.join(repr(m) for m in _KINDS)})")
+                          f"{', '.join(repr(m) for m in _MODES)})")
     reject(name, antialias=antialias)
     shape = shape_of(input)
     d = len(shape) - 2
@@ -212,33 +175,6 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode in _MODE_RANK and _MODE_RANK[mode] != d:
         raise ShapeError(f"{name}: mode={mode!r} needs a {_MODE_RANK[mode] + 2}-D input, got "
                          f"shape {fmt_shape(shape)}")
-    linear = mode in _MODE_RANK
-    if not linear and align_corners is not None:
-        raise ParameterError(f"{name}: align_corners option can only be set with the "
-                             "interpolating modes: linear | bilinear | bicubic | trilinear")
-    if (size is None) == (scale_factor is None):
-        raise ParameterError(f"{name}: give exactly one of size or scale_factor")
-    if size is not None:
-        if recompute_scale_factor:
-            raise ParameterError(f"{name}: recompute_scale_factor is not meaningful with an "
-                                 "explicit size")
-        out = _tuple(name, "size", size, d)
-        scales = None
-    else:
-        factors = tuple(float(v) for v in (scale_factor if isinstance(
-            scale_factor, (list, tuple)) else (scale_factor,) * d))
-        if len(factors) != d:
-            raise ParameterError(f"{name}: scale_factor must be a number or {d} numbers, got "
-                                 f"{scale_factor!r}")
-        out = factors
-        scales = None if recompute_scale_factor or mode == "area" else factors
-    spatial = shape[2:]
-    out = tuple(int(v * n) if isinstance(v, float) and isinstance(n, int) else v
-                for v, n in zip(out, spatial))
-    if mode == "area":
-        if not all(isinstance(v, int) for v in out):
-            raise ShapeError(f"{name}: mode='area' with a scale factor needs concrete spatial "
-                             f"sizes, got shape {fmt_shape(shape)}")
-        return sgo.resample(input, "adaptive_avg", (out,))
-    return sgo.resample(input, _KINDS[mode], (out, bool(align_corners) if linear else False,
-                                              scales))
+    kind, args = interpolation_args(name, mode, d, tuple(shape[2:]), size, scale_factor,
+                                    align_corners, recompute_scale_factor)
+    return sgo.resample(input, kind, args)

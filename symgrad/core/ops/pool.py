@@ -20,18 +20,16 @@ Two families, each closed under differentiation, so gradients of any order read 
 
 Derivatives: rules/pool.yaml.
 """
-import math
-
 import numpy
 import sympy
 
 from ...errors import ParameterError, ShapeError
 from ..build import apply, make
-from ..opdef import defop
+from ..opdef import FUNCTIONS, defop
 from ..shapes import fmt_shape
 from . import batching
 from .functions import AsFloat
-from .pool_taps import SOURCES, _out_size, _taps, _transposed
+from .pool_taps import HELPERS, _out_size, _taps
 
 LINEAR_KINDS = ("avg", "adaptive_avg", "nearest", "nearest-exact", "linear", "cubic")
 MAX_KINDS = ("max", "adaptive_max")
@@ -83,7 +81,7 @@ def _forward_params(op, shapes, kind, args):
 
 
 def _backward_params(op, shapes, kind, sizes, args):
-    d = _check(op, shapes, kind, args)
+    _check(op, shapes, kind, args)
     return (("kind", kind), ("sizes", tuple(sizes)), ("args", args))
 
 
@@ -115,23 +113,26 @@ def torch_name(kind, d):
     return f"{kind}_pool{d}d"
 
 
-def _options(kind, args):
-    """The call's arguments as torch spells them, defaults left out."""
+def _options(kind, args, sizes=None):
+    """The call's arguments as the public functions below (torch's names) take them,
+    defaults left out; ``sizes``: the input spatial size a transposed map needs."""
+    opts = [] if sizes is None else [f"input_size={_fmt_sizes(sizes)}"]
     if kind in ("adaptive_avg", "adaptive_max"):
-        return [repr(args[0])]
+        return opts + [f"output_size={args[0]!r}"]
     if kind in _INTERPOLATION:
         out, align, scales = args
         d = len(out)
-        if all(isinstance(v, int) for v in out):
-            opts = [f"size={out!r}"]
+        if scales is not None:
+            opts.append(f"scale_factor={scales!r}")
+        elif all(isinstance(v, int) for v in out):
+            opts.append(f"size={out!r}")
         else:
-            opts = [f"scale_factor={out!r}"]
-        mode = _MODES.get(kind, (kind,) * 3)[d - 1]
-        opts.append(f"mode={mode!r}")
+            opts += [f"scale_factor={out!r}", "recompute_scale_factor=True"]
+        opts.append(f"mode={_MODES.get(kind, (kind,) * 3)[d - 1]!r}")
         if align:
             opts.append("align_corners=True")
         return opts
-    opts = [f"kernel_size={args[0]!r}", f"stride={args[1]!r}"]
+    opts += [f"kernel_size={args[0]!r}", f"stride={args[1]!r}"]
     if any(args[2]):
         opts.append(f"padding={args[2]!r}")
     if kind == "max":
@@ -149,11 +150,17 @@ def _options(kind, args):
     return opts
 
 
+def _fmt_sizes(sizes):
+    items = [str(v) for v in sizes]
+    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+
 def _text(suffix, operands):
     def spell(kind, args, sizes=None, **fields):
         k, a = kind.value, args.value
         name = torch_name(k, len(a[0])) + suffix
-        parts = [f"{fields[o]}" for o in operands] + _options(k, a)
+        shown = sizes.expr if sizes is not None and suffix == "_backward" else None
+        parts = [f"{fields[o]}" for o in operands] + _options(k, a, shown)
         return f"{name}({', '.join(parts)})"
     return spell
 
@@ -170,8 +177,9 @@ def _matrix(suffix):
     """Matrix notation: the torch call, ``max_pool2d_backward(g, x, kernel_size=...)``."""
     def form(m, node, *terms):
         kind, args = node.attrs["kind"], node.attrs["args"]
+        sizes = node.attrs.get("sizes") if suffix == "_backward" else None
         return m.fn(torch_name(kind, len(args[0])) + suffix, *terms,
-                    data=", ".join(_options(kind, args)))
+                    data=", ".join(_options(kind, args, sizes)))
     return form
 
 
@@ -188,117 +196,6 @@ def _code(helper, operands, names, extra=""):
 
 
 _TAPS = ("_window_out", "_out_size", "_cubic", "_taps")
-HELPERS = dict(SOURCES)
-HELPERS["_along"] = '''def _along(x, axis, idx, w):
-    """x with axis replaced by sum_k w[o, k] x[idx[o, k]] for each output position o."""
-    t = numpy.moveaxis(x, axis, -1)[..., idx]
-    return numpy.moveaxis(numpy.einsum("...ok,ok->...o", t, w), -1, axis)'''
-HELPERS["_resample"] = '''def _resample(x, kind, args):
-    d = len(args[0])
-    for i in range(d):
-        axis = x.ndim - d + i
-        idx, w, _ = _taps(kind, x.shape[axis], i, args)
-        x = _along(x, axis, idx, w)
-    return x'''
-HELPERS["_resample_backward"] = '''def _resample_backward(g, kind, sizes, args):
-    d = len(sizes)
-    for i in range(d):
-        idx, w, _ = _taps(kind, int(sizes[i]), i, args)
-        tidx, tw = _transposed(idx, w, int(sizes[i]))
-        g = _along(g, g.ndim - d + i, tidx, tw)
-    return g'''
-HELPERS["_max_pool_backward"] = '''def _max_pool_backward(g, x, kind, args):
-    _, index = _max_where(x, kind, args)
-    d = len(args[0])
-    space = int(numpy.prod(x.shape[x.ndim - d:], dtype=numpy.int64))
-    rows = index.reshape(-1, int(numpy.prod(index.shape[index.ndim - d:], dtype=numpy.int64)))
-    flat = (numpy.arange(rows.shape[0])[:, None] * space + rows).ravel()
-    g = numpy.broadcast_to(g, index.shape).ravel()
-    return numpy.bincount(flat, weights=g, minlength=rows.shape[0] * space).reshape(x.shape)'''
-HELPERS["_max_pool_gather"] = '''def _max_pool_gather(h, x, kind, args):
-    _, index = _max_where(x, kind, args)
-    d = len(args[0])
-    h = numpy.broadcast_to(h, x.shape).reshape(x.shape[:x.ndim - d] + (-1,))
-    rows = index.reshape(index.shape[:index.ndim - d] + (-1,))
-    return numpy.take_along_axis(h, rows, -1).reshape(index.shape)'''
-
-# torch: the forward passes are torch's own functions, on (batch, channel, *spatial) with
-# the leading axes folded into the batch; the transposes use the same taps.
-HELPERS["_along_t"] = '''def _along_t(x, axis, idx, w):
-    idx = torch.as_tensor(idx, device=x.device)
-    w = torch.as_tensor(w, dtype=x.dtype, device=x.device)
-    t = torch.movedim(x, axis, -1)[..., idx]
-    return torch.movedim(torch.einsum("...ok,ok->...o", t, w), -1, axis)'''
-HELPERS["_folded_t"] = '''def _folded_t(x, d):
-    lead = tuple(x.shape[:x.ndim - d])
-    return x.reshape((math.prod(lead), 1) + tuple(x.shape[x.ndim - d:])), lead'''
-HELPERS["_resample_t"] = '''def _resample_t(x, kind, args):
-    F = torch.nn.functional
-    d = len(args[0])
-    if kind == "avg" and d == 1 and args[5] is not None:
-        for i in range(d):
-            idx, w, _ = _taps(kind, x.shape[x.ndim - d + i], i, args)
-            x = _along_t(x, x.ndim - d + i, idx, w)
-        return x
-    x4, lead = _folded_t(x, d)
-    if kind == "avg":
-        k, s, p, ceil, include, divisor = args
-        if d == 1:
-            y = F.avg_pool1d(x4, k, s, p, ceil, include)
-        else:
-            y = (F.avg_pool2d, F.avg_pool3d)[d - 2](x4, k, s, p, ceil, include, divisor)
-    elif kind == "adaptive_avg":
-        y = (F.adaptive_avg_pool1d, F.adaptive_avg_pool2d, F.adaptive_avg_pool3d)[d - 1](x4, args[0])
-    else:
-        out, align, scales = args
-        mode = {"linear": ("linear", "bilinear", "trilinear")[d - 1], "cubic": "bicubic"}.get(kind, kind)
-        align = align if kind in ("linear", "cubic") else None
-        if scales is not None:
-            y = F.interpolate(x4, scale_factor=scales, mode=mode, align_corners=align,
-                              recompute_scale_factor=False)
-        else:
-            size = tuple(_out_size(kind, x.shape[x.ndim - d + i], i, args) for i in range(d))
-            y = F.interpolate(x4, size=size, mode=mode, align_corners=align)
-    return y.reshape(lead + tuple(y.shape[2:]))'''
-HELPERS["_resample_backward_t"] = '''def _resample_backward_t(g, kind, sizes, args):
-    d = len(sizes)
-    for i in range(d):
-        idx, w, _ = _taps(kind, int(sizes[i]), i, args)
-        tidx, tw = _transposed(idx, w, int(sizes[i]))
-        g = _along_t(g, g.ndim - d + i, tidx, tw)
-    return g'''
-HELPERS["_max_where_t"] = '''def _max_where_t(x, kind, args):
-    """(values, flat spatial index of each window's argmax), by torch's own pooling."""
-    F = torch.nn.functional
-    d = len(args[0])
-    lead = tuple(x.shape[:x.ndim - d])
-    x3 = x.reshape((math.prod(lead),) + tuple(x.shape[x.ndim - d:]))
-    if kind == "max":
-        k, s, p, dl, ceil = args
-        fn = (F.max_pool1d, F.max_pool2d, F.max_pool3d)[d - 1]
-        y, i = fn(x3, k, s, p, dl, ceil_mode=ceil, return_indices=True)
-    else:
-        fn = (F.adaptive_max_pool1d, F.adaptive_max_pool2d, F.adaptive_max_pool3d)[d - 1]
-        y, i = fn(x3, args[0], return_indices=True)
-    return y.reshape(lead + tuple(y.shape[1:])), i.reshape(lead + tuple(i.shape[1:]))'''
-HELPERS["_max_pool_t"] = '''def _max_pool_t(x, kind, args):
-    return _max_where_t(x, kind, args)[0]'''
-HELPERS["_max_pool_backward_t"] = '''def _max_pool_backward_t(g, x, kind, args):
-    _, index = _max_where_t(x, kind, args)
-    d = len(args[0])
-    rows = index.reshape(-1, math.prod(index.shape[index.ndim - d:]))
-    g = torch.broadcast_to(g, index.shape).reshape(rows.shape)
-    out = torch.zeros((rows.shape[0], math.prod(x.shape[x.ndim - d:])), dtype=g.dtype,
-                      device=g.device)
-    return out.scatter_add_(1, rows, g).reshape(x.shape)'''
-HELPERS["_max_pool_gather_t"] = '''def _max_pool_gather_t(h, x, kind, args):
-    _, index = _max_where_t(x, kind, args)
-    d = len(args[0])
-    h = torch.broadcast_to(h, x.shape).reshape(x.shape[:x.ndim - d] + (-1,))
-    rows = index.reshape(tuple(index.shape[:index.ndim - d]) + (-1,))
-    return torch.gather(h, -1, rows).reshape(index.shape)'''
-
-
 def _needs(*names):
     return _TAPS + ("_transposed", "_max_where") + names
 
@@ -472,3 +369,168 @@ def max_pool_backward(g, x, kind, args):
 def max_pool_gather(h, x, kind, args):
     """h (of x's shape) read where each window of x has its maximum."""
     return apply("max_pool_gather", h, x, kind=kind, args=args)
+
+
+# ----- the public functions the printed formulas call --------------------------------------
+# torch's names and arguments (``max_pool2d(x, kernel_size=3, stride=2)``,
+# ``avg_pool2d_backward(g, input_size=(7, 8), kernel_size=...)``), so a printed formula
+# reads back: each normalises torch's arguments and applies one op above.
+
+def _ints(name, what, value, d):
+    """torch's _single/_pair/_triple: an int for every spatial dim, or one per dim."""
+    values = tuple(value) if isinstance(value, (list, tuple)) else (value,) * d
+    if len(values) == 1:
+        values = values * d
+    if len(values) != d or any(isinstance(v, bool) or not isinstance(v, int) for v in values):
+        raise ParameterError(f"{name}: {what} must be an int or {d} ints, got {value!r}")
+    return values
+
+
+def window_args(name, kind, d, kernel_size, stride=None, padding=0, dilation=1,
+                ceil_mode=False, count_include_pad=True, divisor_override=None):
+    """The ``args`` of a max (``kind="max"``) or average (``"avg"``) pool, checked as
+    torch checks them: stride defaults to the kernel, padding at most half the kernel."""
+    k = _ints(name, "kernel_size", kernel_size, d)
+    empty = stride is None or (isinstance(stride, (list, tuple)) and not stride)
+    s = k if empty else _ints(name, "stride", stride, d)
+    p = _ints(name, "padding", padding, d)
+    dl = _ints(name, "dilation", dilation, d)
+    if any(v <= 0 for v in k + s + dl):
+        raise ParameterError(f"{name}: kernel_size, stride and dilation must be positive, got "
+                             f"kernel_size={k}, stride={s}, dilation={dl}")
+    if any(v < 0 or 2 * v > kk for v, kk in zip(p, k)):
+        raise ParameterError(f"{name}: padding {p} must be non-negative and at most half the "
+                             f"kernel size {k}, as torch requires")
+    if kind == "max":
+        return (k, s, p, dl, bool(ceil_mode))
+    if divisor_override is not None and (isinstance(divisor_override, bool) or not isinstance(
+            divisor_override, int) or divisor_override == 0):
+        raise ParameterError(f"{name}: divisor_override must be a non-zero int, got "
+                             f"{divisor_override!r}")
+    return (k, s, p, bool(ceil_mode), bool(count_include_pad), divisor_override)
+
+
+def interpolation_args(name, mode, d, spatial, size=None, scale_factor=None,
+                       align_corners=None, recompute_scale_factor=None):
+    """(kind, args) of F.interpolate's mode and sizes, with torch's rules: exactly one of
+    size and scale_factor; the output size floor(n · factor); the factor passed on to the
+    coordinate mapping unless ``recompute_scale_factor``; ``area``: adaptive averages."""
+    kinds = {"nearest": "nearest", "nearest-exact": "nearest-exact", "linear": "linear",
+             "bilinear": "linear", "trilinear": "linear", "bicubic": "cubic", "area": "area"}
+    linear = mode in ("linear", "bilinear", "trilinear", "bicubic")
+    if not linear and align_corners is not None:
+        raise ParameterError(f"{name}: align_corners option can only be set with the "
+                             "interpolating modes: linear | bilinear | bicubic | trilinear")
+    if (size is None) == (scale_factor is None):
+        raise ParameterError(f"{name}: give exactly one of size or scale_factor")
+    if size is not None:
+        if recompute_scale_factor:
+            raise ParameterError(f"{name}: recompute_scale_factor is not meaningful with an "
+                                 "explicit size")
+        out, scales = _ints(name, "size", size, d), None
+    else:
+        factors = scale_factor if isinstance(scale_factor, (list, tuple)) else (scale_factor,) * d
+        if len(factors) != d:
+            raise ParameterError(f"{name}: scale_factor must be a number or {d} numbers, got "
+                                 f"{scale_factor!r}")
+        out = tuple(float(v) for v in factors)
+        scales = None if recompute_scale_factor or mode == "area" else out
+    out = tuple(int(v * n) if isinstance(v, float) and isinstance(n, int) else v
+                for v, n in zip(out, spatial))
+    if mode == "area":
+        if not all(isinstance(v, int) for v in out):
+            raise ShapeError(f"{name}: mode='area' with a scale factor needs concrete spatial "
+                             f"sizes, got {spatial}")
+        return "adaptive_avg", (out,)
+    return kinds[mode], (out, bool(align_corners) if linear else False, scales)
+
+
+def _spatial_of(x, d):
+    shape = getattr(x, "shape", ())
+    return tuple(shape[len(shape) - d:])
+
+
+def _register(name, fn):
+    fn.__name__ = name
+    FUNCTIONS[name] = fn
+
+
+def _define_public(d):
+    def max_args(name, kernel_size, stride, padding, dilation, ceil_mode):
+        return window_args(name, "max", d, kernel_size, stride, padding, dilation, ceil_mode)
+
+    def avg_args(name, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                 divisor_override):
+        return window_args(name, "avg", d, kernel_size, stride, padding, 1, ceil_mode,
+                           count_include_pad, divisor_override)
+
+    for suffix, op in (("", max_pool), ("_backward", max_pool_backward),
+                       ("_gather", max_pool_gather)):
+        name = f"max_pool{d}d{suffix}"
+
+        def windowed(*operands, kernel_size, stride=None, padding=0, dilation=1,
+                     ceil_mode=False, _op=op, _name=name):
+            return _op(*operands, "max", max_args(_name, kernel_size, stride, padding,
+                                                  dilation, ceil_mode))
+
+        def adaptive(*operands, output_size, _op=op, _name=name):
+            return _op(*operands, "adaptive_max", (_ints(_name, "output_size", output_size, d),))
+        _register(name, windowed)
+        _register(f"adaptive_max_pool{d}d{suffix}", adaptive)
+
+    def avg(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+            divisor_override=None):
+        return resample(x, "avg", avg_args(f"avg_pool{d}d", kernel_size, stride, padding,
+                                           ceil_mode, count_include_pad, divisor_override))
+
+    def avg_backward(g, input_size, kernel_size, stride=None, padding=0, ceil_mode=False,
+                     count_include_pad=True, divisor_override=None):
+        return resample_backward(g, "avg", tuple(input_size), avg_args(
+            f"avg_pool{d}d_backward", kernel_size, stride, padding, ceil_mode,
+            count_include_pad, divisor_override))
+
+    def adaptive_avg(x, output_size):
+        return resample(x, "adaptive_avg", (_ints("adaptive_avg_pool", "output_size",
+                                                  output_size, d),))
+
+    def adaptive_avg_backward(g, input_size, output_size):
+        return resample_backward(g, "adaptive_avg", tuple(input_size), (
+            _ints("adaptive_avg_pool", "output_size", output_size, d),))
+    _register(f"avg_pool{d}d", avg)
+    _register(f"avg_pool{d}d_backward", avg_backward)
+    _register(f"adaptive_avg_pool{d}d", adaptive_avg)
+    _register(f"adaptive_avg_pool{d}d_backward", adaptive_avg_backward)
+
+
+for _d in (1, 2, 3):
+    _define_public(_d)
+
+
+def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None):
+    """torch's F.interpolate over x's trailing spatial axes (as many as size or
+    scale_factor has entries, else all but two)."""
+    d = _interp_rank(x, size, scale_factor)
+    kind, args = interpolation_args("interpolate", mode, d, _spatial_of(x, d), size,
+                                    scale_factor, align_corners, recompute_scale_factor)
+    return resample(x, kind, args)
+
+
+def interpolate_backward(g, input_size, size=None, scale_factor=None, mode="nearest",
+                         align_corners=None, recompute_scale_factor=None):
+    """The transpose of ``interpolate`` from spatial size ``input_size``."""
+    input_size = tuple(input_size)
+    kind, args = interpolation_args("interpolate_backward", mode, len(input_size), input_size,
+                                    size, scale_factor, align_corners, recompute_scale_factor)
+    return resample_backward(g, kind, input_size, args)
+
+
+def _interp_rank(x, size, scale_factor):
+    given = size if size is not None else scale_factor
+    if isinstance(given, (list, tuple)):
+        return len(given)
+    return len(getattr(x, "shape", ())) - 2
+
+
+_register("interpolate", interpolate)
+_register("interpolate_backward", interpolate_backward)

@@ -113,13 +113,13 @@ def _taps(kind, n, i, args):
     return numpy.clip(idx, 0, max(n - 1, 0)), weight, valid
 
 
-def _transposed(idx, weight, n):
+def _transposed(idx, weight, valid, n):
     """The taps of the transposed matrix: for every input position, the outputs that read
-    it and their weights (zero-padded to the largest count)."""
+    it and their weights, padded to the largest count with taps marked invalid."""
     m, k = idx.shape
     fi, fw = idx.ravel(), weight.ravel()
     fo = numpy.repeat(numpy.arange(m), k)
-    keep = fw != 0
+    keep = valid.ravel()
     fi, fo, fw = fi[keep], fo[keep], fw[keep]
     order = numpy.argsort(fi, kind="stable")
     fi, fo, fw = fi[order], fo[order], fw[order]
@@ -128,9 +128,11 @@ def _transposed(idx, weight, n):
     pos = numpy.arange(fi.size) - numpy.repeat(numpy.cumsum(counts) - counts, counts)
     tidx = numpy.zeros((n, width), dtype=numpy.int64)
     tw = numpy.zeros((n, width))
+    tvalid = numpy.zeros((n, width), dtype=bool)
     tidx[fi, pos] = fo
     tw[fi, pos] = fw
-    return tidx, tw
+    tvalid[fi, pos] = True
+    return tidx, tw, tvalid
 
 
 def _max_where(x, kind, args):
@@ -153,7 +155,8 @@ def _max_where(x, kind, args):
     k = int(numpy.prod(widths, dtype=numpy.int64))
     flat = numpy.broadcast_to(flat, tuple(outs) + tuple(widths)).reshape(tuple(outs) + (k,))
     valid = numpy.broadcast_to(valid, tuple(outs) + tuple(widths)).reshape(flat.shape)
-    w = numpy.where(valid, x.reshape(lead + (-1,))[..., flat], -numpy.inf)
+    space = int(numpy.prod(sp, dtype=numpy.int64))
+    w = numpy.where(valid, x.reshape(lead + (space,))[..., flat], -numpy.inf)
     values = w.max(axis=-1)
     nan = numpy.isnan(w)
     pos = numpy.argmax((w == values[..., None]) & valid, axis=-1)
@@ -164,3 +167,125 @@ def _max_where(x, kind, args):
 
 SOURCES = {f.__name__: inspect.getsource(f)
            for f in (_window_out, _out_size, _cubic, _taps, _transposed, _max_where)}
+
+# ----- what generated code calls: the functions above and the ops' drivers -------------------
+HELPERS = dict(SOURCES)
+HELPERS["_along"] = '''def _along(x, axis, idx, w, valid):
+    """x with axis replaced by sum_k w[o, k] x[idx[o, k]] for each output position o,
+    over the valid taps only (a padded position is not read: no 0 * inf)."""
+    t = numpy.moveaxis(x, axis, -1)[..., idx]
+    if not valid.all():
+        t = numpy.where(valid, t, 0.0)
+    return numpy.moveaxis(numpy.einsum("...ok,ok->...o", t, w), -1, axis)'''
+HELPERS["_resample"] = '''def _resample(x, kind, args):
+    d = len(args[0])
+    for i in range(d):
+        axis = x.ndim - d + i
+        idx, w, ok = _taps(kind, x.shape[axis], i, args)
+        x = _along(x, axis, idx, w, ok)
+    return x'''
+HELPERS["_resample_backward"] = '''def _resample_backward(g, kind, sizes, args):
+    d = len(sizes)
+    for i in range(d):
+        tidx, tw, tok = _transposed(*_taps(kind, int(sizes[i]), i, args), int(sizes[i]))
+        g = _along(g, g.ndim - d + i, tidx, tw, tok)
+    return g'''
+HELPERS["_max_pool_backward"] = '''def _max_pool_backward(g, x, kind, args):
+    _, index = _max_where(x, kind, args)
+    d = len(args[0])
+    space = int(numpy.prod(x.shape[x.ndim - d:], dtype=numpy.int64))
+    rows = index.reshape(int(numpy.prod(index.shape[:index.ndim - d], dtype=numpy.int64)),
+                         int(numpy.prod(index.shape[index.ndim - d:], dtype=numpy.int64)))
+    flat = (numpy.arange(rows.shape[0])[:, None] * space + rows).ravel()
+    g = numpy.broadcast_to(g, index.shape).ravel()
+    return numpy.bincount(flat, weights=g, minlength=rows.shape[0] * space).reshape(x.shape)'''
+HELPERS["_max_pool_gather"] = '''def _max_pool_gather(h, x, kind, args):
+    _, index = _max_where(x, kind, args)
+    d = len(args[0])
+    space = int(numpy.prod(x.shape[x.ndim - d:], dtype=numpy.int64))
+    outs = int(numpy.prod(index.shape[index.ndim - d:], dtype=numpy.int64))
+    h = numpy.broadcast_to(h, x.shape).reshape(x.shape[:x.ndim - d] + (space,))
+    rows = index.reshape(index.shape[:index.ndim - d] + (outs,))
+    return numpy.take_along_axis(h, rows, -1).reshape(index.shape)'''
+
+# torch: the forward passes are torch's own functions, on (batch, channel, *spatial) with
+# the leading axes folded into the batch; the transposes use the same taps.
+HELPERS["_along_t"] = '''def _along_t(x, axis, idx, w, valid):
+    idx = torch.as_tensor(idx, device=x.device)
+    w = torch.as_tensor(w, dtype=x.dtype, device=x.device)
+    t = torch.movedim(x, axis, -1)[..., idx]
+    if not valid.all():
+        t = torch.where(torch.as_tensor(valid, device=x.device), t, 0.0)
+    return torch.movedim(torch.einsum("...ok,ok->...o", t, w), -1, axis)'''
+HELPERS["_folded_t"] = '''def _folded_t(x, d):
+    lead = tuple(x.shape[:x.ndim - d])
+    return x.reshape((math.prod(lead), 1) + tuple(x.shape[x.ndim - d:])), lead'''
+HELPERS["_resample_t"] = '''def _resample_t(x, kind, args):
+    F = torch.nn.functional
+    d = len(args[0])
+    if kind == "avg" and d == 1 and args[5] is not None:
+        for i in range(d):
+            idx, w, ok = _taps(kind, x.shape[x.ndim - d + i], i, args)
+            x = _along_t(x, x.ndim - d + i, idx, w, ok)
+        return x
+    x4, lead = _folded_t(x, d)
+    if kind == "avg":
+        k, s, p, ceil, include, divisor = args
+        if d == 1:
+            y = F.avg_pool1d(x4, k, s, p, ceil, include)
+        else:
+            y = (F.avg_pool2d, F.avg_pool3d)[d - 2](x4, k, s, p, ceil, include, divisor)
+    elif kind == "adaptive_avg":
+        y = (F.adaptive_avg_pool1d, F.adaptive_avg_pool2d, F.adaptive_avg_pool3d)[d - 1](x4, args[0])
+    else:
+        out, align, scales = args
+        mode = {"linear": ("linear", "bilinear", "trilinear")[d - 1], "cubic": "bicubic"}.get(kind, kind)
+        align = align if kind in ("linear", "cubic") else None
+        if scales is not None:
+            y = F.interpolate(x4, scale_factor=scales, mode=mode, align_corners=align,
+                              recompute_scale_factor=False)
+        else:
+            size = tuple(_out_size(kind, x.shape[x.ndim - d + i], i, args) for i in range(d))
+            y = F.interpolate(x4, size=size, mode=mode, align_corners=align)
+    return y.reshape(lead + tuple(y.shape[2:]))'''
+HELPERS["_resample_backward_t"] = '''def _resample_backward_t(g, kind, sizes, args):
+    d = len(sizes)
+    for i in range(d):
+        tidx, tw, tok = _transposed(*_taps(kind, int(sizes[i]), i, args), int(sizes[i]))
+        g = _along_t(g, g.ndim - d + i, tidx, tw, tok)
+    return g'''
+HELPERS["_max_where_t"] = '''def _max_where_t(x, kind, args):
+    """(values, flat spatial index of each window's argmax), by torch's own pooling."""
+    F = torch.nn.functional
+    d = len(args[0])
+    lead = tuple(x.shape[:x.ndim - d])
+    x3 = x.reshape((math.prod(lead), 1) + tuple(x.shape[x.ndim - d:]))
+    if kind == "max":
+        k, s, p, dl, ceil = args
+        fn = (F.max_pool1d, F.max_pool2d, F.max_pool3d)[d - 1]
+        y, i = fn(x3, k, s, p, dl, ceil_mode=ceil, return_indices=True)
+    else:
+        fn = (F.adaptive_max_pool1d, F.adaptive_max_pool2d, F.adaptive_max_pool3d)[d - 1]
+        y, i = fn(x3, args[0], return_indices=True)
+    return y.reshape(lead + tuple(y.shape[2:])), i.reshape(lead + tuple(i.shape[2:]))'''
+HELPERS["_max_pool_t"] = '''def _max_pool_t(x, kind, args):
+    return _max_where_t(x, kind, args)[0]'''
+HELPERS["_max_pool_backward_t"] = '''def _max_pool_backward_t(g, x, kind, args):
+    _, index = _max_where_t(x, kind, args)
+    d = len(args[0])
+    rows = index.reshape(math.prod(index.shape[:index.ndim - d]),
+                         math.prod(index.shape[index.ndim - d:]))
+    g = torch.broadcast_to(g, index.shape).reshape(rows.shape)
+    out = torch.zeros((rows.shape[0], math.prod(x.shape[x.ndim - d:])), dtype=g.dtype,
+                      device=g.device)
+    return out.scatter_add_(1, rows, g).reshape(x.shape)'''
+HELPERS["_max_pool_gather_t"] = '''def _max_pool_gather_t(h, x, kind, args):
+    _, index = _max_where_t(x, kind, args)
+    d = len(args[0])
+    h = torch.broadcast_to(h, x.shape).reshape(
+        tuple(x.shape[:x.ndim - d]) + (math.prod(x.shape[x.ndim - d:]),))
+    rows = index.reshape(tuple(index.shape[:index.ndim - d]) +
+                         (math.prod(index.shape[index.ndim - d:]),))
+    return torch.gather(h, -1, rows).reshape(index.shape)'''
+
+
