@@ -198,7 +198,8 @@ HELPERS["_max_pool_backward"] = '''def _max_pool_backward(g, x, kind, args):
                          int(numpy.prod(index.shape[index.ndim - d:], dtype=numpy.int64)))
     flat = (numpy.arange(rows.shape[0])[:, None] * space + rows).ravel()
     g = numpy.broadcast_to(g, index.shape).ravel()
-    return numpy.bincount(flat, weights=g, minlength=rows.shape[0] * space).reshape(x.shape)'''
+    out = numpy.bincount(flat, weights=g, minlength=rows.shape[0] * space)
+    return out.astype(numpy.result_type(g, x), copy=False).reshape(x.shape)'''
 HELPERS["_max_pool_gather"] = '''def _max_pool_gather(h, x, kind, args):
     _, index = _max_where(x, kind, args)
     d = len(args[0])
