@@ -1009,3 +1009,154 @@ spec("fold", lambda x, **p: sg.fold(x, **p), lambda x, **p: F.fold(x, **p), [
     Case("symbolic_batch", {"x": ("N", 4, 4)}, dims={"N": 2},
          params={"output_size": (3, 4), "kernel_size": 2, "stride": (1, 2)}),
 ])
+
+
+# ----- pooling and interpolation (core/ops/pool.py) ------------------------------------------
+# The references are torch's own F.avg_pool*/F.max_pool*/adaptive pools/F.interpolate; the
+# transposed ops are checked against the matrix of torch's forward (applied to a basis) and
+# against scatters/gathers at the indices torch's max pooling returns.
+
+def _fold(x, d):
+    lead = tuple(x.shape[:x.ndim - d])
+    return x.reshape((int(np.prod(lead)) if lead else 1, 1) + tuple(x.shape[x.ndim - d:])), lead
+
+
+def _torch_resample(x, kind, args):
+    d = len(args[0])
+    x4, lead = _fold(x, d)
+    if kind == "avg":
+        k, s, p, ceil, include, divisor = args
+        if d == 1:
+            y = F.avg_pool1d(x4, k, s, p, ceil, include)
+        else:
+            y = (F.avg_pool2d, F.avg_pool3d)[d - 2](x4, k, s, p, ceil, include, divisor)
+    elif kind == "adaptive_avg":
+        y = (F.adaptive_avg_pool1d, F.adaptive_avg_pool2d, F.adaptive_avg_pool3d)[d - 1](
+            x4, args[0])
+    else:
+        out, align, scales = args
+        mode = {"linear": ("linear", "bilinear", "trilinear")[d - 1],
+                "cubic": "bicubic"}.get(kind, kind)
+        align = align if kind in ("linear", "cubic") else None
+        if scales is not None:
+            y = F.interpolate(x4, scale_factor=scales, mode=mode, align_corners=align,
+                              recompute_scale_factor=False)
+        else:
+            y = F.interpolate(x4, size=out, mode=mode, align_corners=align)
+    return y.reshape(lead + tuple(y.shape[2:]))
+
+
+def _torch_resample_backward(g, kind, sizes, args):
+    """g times the transpose of torch's forward map, built column by column from a basis."""
+    d = len(sizes)
+    space = int(np.prod(sizes))
+    basis = torch.eye(space, dtype=torch.float64).reshape((space,) + tuple(sizes))
+    a = _torch_resample(basis, kind, args).reshape(space, -1)
+    lead = tuple(g.shape[:g.ndim - d])
+    return (g.reshape(lead + (-1,)) @ a.T).reshape(lead + tuple(sizes))
+
+
+def _torch_max_where(x, kind, args):
+    d = len(args[0])
+    lead = tuple(x.shape[:x.ndim - d])
+    x3 = x.reshape((int(np.prod(lead)) if lead else 1,) + tuple(x.shape[x.ndim - d:]))
+    if kind == "max":
+        k, s, p, dl, ceil = args
+        y, i = (F.max_pool1d, F.max_pool2d, F.max_pool3d)[d - 1](
+            x3, k, s, p, dl, ceil_mode=ceil, return_indices=True)
+    else:
+        y, i = (F.adaptive_max_pool1d, F.adaptive_max_pool2d, F.adaptive_max_pool3d)[d - 1](
+            x3, args[0], return_indices=True)
+    return y.reshape(lead + tuple(y.shape[1:])), i.reshape(lead + tuple(i.shape[1:]))
+
+
+def _torch_max_backward(g, x, kind, args):
+    d = len(args[0])
+    _, i = _torch_max_where(x, kind, args)
+    lead = tuple(x.shape[:x.ndim - d])
+    out = torch.zeros(lead + (int(np.prod(x.shape[x.ndim - d:])),), dtype=torch.float64)
+    return out.scatter_add(-1, i.reshape(lead + (-1,)), g.reshape(lead + (-1,))).reshape(x.shape)
+
+
+def _torch_max_gather(h, x, kind, args):
+    d = len(args[0])
+    _, i = _torch_max_where(x, kind, args)
+    lead = tuple(x.shape[:x.ndim - d])
+    return torch.gather(h.reshape(lead + (-1,)), -1, i.reshape(lead + (-1,))).reshape(i.shape)
+
+
+_RESAMPLE_CASES = [
+    ("avg2d_ceil_no_pad_count", {"x": (1, 1, 6, 5)}, "avg",
+     ((3, 2), (2, 2), (1, 1), True, False, None)),
+    ("avg1d_unbatched", {"x": (3, 9)}, "avg", ((3,), (2,), (1,), False, True, None)),
+    ("avg3d_divisor", {"x": (1, 1, 3, 4, 3)}, "avg",
+     ((2, 2, 2), (1, 2, 2), (0, 1, 1), False, True, 3)),
+    ("adaptive2d_symbolic_batch", {"x": ("N", 1, 5, 4)}, "adaptive_avg", ((3, 4),)),
+    ("adaptive1d", {"x": (2, 2, 10)}, "adaptive_avg", ((4,),)),
+    ("bilinear", {"x": (1, 1, 4, 5)}, "linear", ((7, 3), False, None)),
+    ("bilinear_align_scale", {"x": (1, 3, 3)}, "linear", ((1.5, 2.5), True, (1.5, 2.5))),
+    ("bicubic_align", {"x": (1, 1, 4, 5)}, "cubic", ((6, 7), True, None)),
+    ("bicubic_scale", {"x": (1, 4, 5)}, "cubic", ((1.7, 0.8), False, (1.7, 0.8))),
+    ("nearest_scale", {"x": (1, 1, 3, 4)}, "nearest", ((1.5, 2.5), False, (1.5, 2.5))),
+    ("nearest_exact_1d", {"x": (2, 2, 4)}, "nearest-exact", ((7,), False, None)),
+    ("trilinear_symbolic", {"x": ("N", 1, 2, 3, 2)}, "linear", ((3, 2, 3), False, None)),
+    ("tiny_avg", {"x": (1, 4)}, "avg", ((2,), (1,), (1,), False, False, None)),
+    ("tiny_linear", {"x": (1, 3)}, "linear", ((4,), False, None)),
+]
+_RESAMPLE_DIMS = {"N": 2}
+
+spec("resample", lambda x, kind, args: sg_ops.resample(x, kind, args), _torch_resample, [
+    Case(cid, shapes, dims={k: v for k, v in _RESAMPLE_DIMS.items()
+                            if k in str(shapes)}, params={"kind": kind, "args": args})
+    for cid, shapes, kind, args in _RESAMPLE_CASES])
+
+
+def _resample_backward_cases():
+    from symgrad.core.ops.pool import out_sizes
+    cases = []
+    for cid, shapes, kind, args in _RESAMPLE_CASES:
+        (x,) = shapes.values()
+        d = len(args[0])
+        sizes = tuple(x[len(x) - d:])
+        g = tuple(x[:len(x) - d]) + out_sizes("resample", kind, sizes, args)
+        cases.append(Case(cid, {"g": g}, dims={k: v for k, v in _RESAMPLE_DIMS.items()
+                                               if k in str(shapes)},
+                          params={"kind": kind, "sizes": sizes, "args": args}))
+    return cases
+
+
+spec("resample_backward",
+     lambda g, kind, sizes, args: sg_ops.resample_backward(g, kind, sizes, args),
+     _torch_resample_backward, _resample_backward_cases())
+
+_MAX_CASES = [
+    ("2d_ceil_dilation", (1, 1, 5, 5), "max", ((3, 2), (2, 2), (1, 0), (1, 2), True), None),
+    ("1d_unbatched", (3, 8), "max", ((3,), (2,), (1,), (1,), False), None),
+    ("3d", (1, 1, 2, 3, 4), "max", ((2, 2, 2), (2, 1, 2), (0, 1, 1), (1, 1, 1), False), None),
+    ("ties_overlapping", (1, 4, 5), "max", ((2, 2), (1, 1), (0, 0), (1, 1), False), TIES),
+    ("adaptive2d_symbolic_batch", ("N", 1, 4, 3), "adaptive_max", ((3, 2),), None),
+    ("adaptive1d_ties", (2, 9), "adaptive_max", ((4,),), TIES),
+    ("tiny_ties", (1, 5), "max", ((2,), (1,), (1,), (1,), False), TIES),
+]
+
+
+def _max_cases(operands):
+    from symgrad.core.ops.pool import out_sizes
+    cases = []
+    for cid, x, kind, args, sampler in _MAX_CASES:
+        d = len(args[0])
+        out = tuple(x[:len(x) - d]) + out_sizes("max_pool", kind, tuple(x[len(x) - d:]), args)
+        shapes = {"g": out, "x": x} if operands == "gx" else (
+            {"h": x, "x": x} if operands == "hx" else {"x": x})
+        cases.append(Case(cid, shapes, dims={"N": 2} if "N" in x else {},
+                          params={"kind": kind, "args": args},
+                          samplers={"x": sampler} if sampler else {}))
+    return cases
+
+
+spec("max_pool", lambda x, kind, args: sg_ops.max_pool(x, kind, args),
+     lambda x, kind, args: _torch_max_where(x, kind, args)[0], _max_cases("x"))
+spec("max_pool_backward", lambda g, x, kind, args: sg_ops.max_pool_backward(g, x, kind, args),
+     _torch_max_backward, _max_cases("gx"))
+spec("max_pool_gather", lambda h, x, kind, args: sg_ops.max_pool_gather(h, x, kind, args),
+     _torch_max_gather, _max_cases("hx"))

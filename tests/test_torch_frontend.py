@@ -384,6 +384,10 @@ EXAMPLES.update({
                                                   True)[0]), {"x": (3, 2, 4)}),
 })
 
+# pooling, interpolation and normalisation (torchfront/pool.py, norm.py)
+from torch_examples_pool import EXAMPLES as _POOL_EXAMPLES  # noqa: E402
+EXAMPLES.update({k: Ex(*v) for k, v in _POOL_EXAMPLES.items()})
+
 
 def _registry_examples():
     """An elementwise op that maps a torch name needs no example of its own: it is

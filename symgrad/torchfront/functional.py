@@ -1,9 +1,10 @@
-"""torch.nn.functional on symbolic Tensors: activations, normalisations, losses and
-attention, written with sg ops and registered in the torch front end's table.
+"""torch.nn.functional on symbolic Tensors: activations, losses and attention, written
+with sg ops and registered in the torch front end's table (normalisations are in
+``norm``, pooling and interpolation in ``pool``).
 
 Only a few of these map onto one op with a rule (relu, softmax, log_softmax, the plain
 cross_entropy, mse_loss and binary_cross_entropy_with_logits); the rest are compositions
-(gelu, silu, layer_norm, attention, ...), so their gradients come from the rules of the
+(gelu, silu, attention, ...), so their gradients come from the rules of the
 ops they are made of. They follow torch's definitions exactly: thresholds, clamps, label
 smoothing, the zero rows of fully masked attention.
 """
@@ -13,7 +14,6 @@ import sympy
 
 from ..core import ops as sgo
 from ..core.graph import Tensor
-from ..core.shapes import fmt_shape
 from ..errors import ParameterError, ShapeError
 from .dispatch import (check_float_dtype, constant_array, legacy_reduction, rank_of, reduce_loss,
                        reject, shape_of, torch_op, unsupported)
@@ -194,76 +194,6 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     w1 = sgo.sum(x1 * x1, axis=dim)
     w2 = sgo.sum(x2 * x2, axis=dim)
     return w12 / sgo.sqrt(clamp(w1 * w2, min=eps * eps))
-
-
-def _norm_axes(name, input, normalized_shape):
-    shape = shape_of(input)
-    k = len(tuple(normalized_shape))
-    if k > len(shape):
-        raise ShapeError(f"{name}: normalized_shape {tuple(normalized_shape)} has more dims "
-                         f"than the input, shape {fmt_shape(shape)}")
-    for d, n in zip(shape[len(shape) - k:], normalized_shape):
-        if isinstance(d, int) and isinstance(n, int) and d != n:
-            raise ShapeError(f"{name}: input of shape {fmt_shape(shape)} does not end with "
-                             f"normalized_shape {tuple(normalized_shape)}")
-    return tuple(range(len(shape) - k, len(shape)))
-
-
-@torch_op("F.layer_norm")
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
-    """(x - mean) / sqrt(var + eps) over the trailing ``normalized_shape`` dims (biased
-    variance), then the affine weight and bias."""
-    axes = _norm_axes("layer_norm", input, normalized_shape)
-    mean = sgo.mean(input, axis=axes, keepdims=True)
-    var = sgo.var(input, axis=axes, correction=0, keepdims=True)
-    out = (input - mean) / sgo.sqrt(var + eps)
-    if weight is not None:
-        out = out * weight
-    return out if bias is None else out + bias
-
-
-@torch_op("F.rms_norm")
-def rms_norm(input, normalized_shape, weight=None, eps=None):
-    """x / sqrt(mean(x²) + eps); eps=None uses float64's machine epsilon (torch uses the
-    input dtype's)."""
-    axes = _norm_axes("rms_norm", input, normalized_shape)
-    eps = 2.220446049250313e-16 if eps is None else eps
-    out = input / sgo.sqrt(sgo.mean(sgo.square(input), axis=axes, keepdims=True) + eps)
-    return out if weight is None else out * weight
-
-
-@torch_op("F.group_norm")
-def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
-    shape = shape_of(input)
-    if len(shape) < 2 or not isinstance(shape[1], int):
-        raise ShapeError(f"group_norm: needs (N, C, ...) with a concrete C, got "
-                         f"{fmt_shape(shape)}")
-    grouped = sgo.reshape(input, (shape[0], num_groups, -1))
-    out = sgo.reshape(layer_norm(grouped, shape_of(grouped)[-1:], eps=eps), shape)
-    affine = (1, shape[1]) + (1,) * (len(shape) - 2)
-    if weight is not None:
-        out = out * sgo.reshape(weight, affine)
-    return out if bias is None else out + sgo.reshape(bias, affine)
-
-
-@torch_op("F.batch_norm")
-def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
-               momentum=0.1, eps=1e-5):
-    """Batch statistics in training (the running averages are not updated while tracing),
-    the running statistics in eval mode; the channel dim is 1."""
-    shape = shape_of(input)
-    channel = (1, shape[1]) + (1,) * (len(shape) - 2)
-    if training:
-        axes = (0,) + tuple(range(2, len(shape)))
-        mean = sgo.mean(input, axis=axes, keepdims=True)
-        var = sgo.var(input, axis=axes, correction=0, keepdims=True)
-    else:
-        mean = sgo.reshape(running_mean, channel)
-        var = sgo.reshape(running_var, channel)
-    out = (input - mean) / sgo.sqrt(var + eps)
-    if weight is not None:
-        out = out * sgo.reshape(weight, channel)
-    return out if bias is None else out + sgo.reshape(bias, channel)
 
 
 def _dropout(name):

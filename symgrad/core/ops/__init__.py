@@ -4,7 +4,7 @@ The package also holds every public function of the families by name (``ops.exp`
 ``ops.matmul``, ``ops.stack``): the namespace the rest of symgrad writes sg code in.
 """
 from ..opdef import FUNCTIONS as _FUNCTIONS
-from . import gather, indexing, linalg, nn, pointwise, reductions, shape  # noqa: F401  (register)
-from . import conv, im2col  # noqa: F401  (register)
+from . import conv, gather, im2col, indexing, linalg, nn, pointwise, pool  # noqa: F401  (register)
+from . import reductions, shape  # noqa: F401  (register)
 
 globals().update(_FUNCTIONS)
