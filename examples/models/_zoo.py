@@ -53,8 +53,9 @@ def verify_model(title, model, shapes, loss, batches, order2=False, dims=None,
     for line in text[:show_lines]:
         print("  " + (line if len(line) <= 150 else line[:147] + "..."))
     ok = True
-    params = {w.name: dict(model.named_parameters())[qualified[w.name]].detach().numpy()
-              for w in g.wrt}
+    state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
+    params = {x.name: state[qualified[x.name]].detach().numpy().copy()
+              for x in g.inputs if x.name in qualified}
     for k, batch in enumerate(batches):
         ref = reference(model, loss, batch, names)
         args = [params[x.name] if x.name in params else batch[x.name] for x in g.inputs]
@@ -79,7 +80,7 @@ def out_of_range_raises(model, shapes, loss, batch, name, bad):
     g = sg.grad_fn(model, shapes=shapes, loss=loss)
     fn = sg.module_function(model, shapes=shapes, loss=loss)
     qualified = {s: q for q, s in fn.symbols.items()}
-    params = dict(model.named_parameters())
+    params = {**dict(model.named_parameters()), **dict(model.named_buffers())}
     batch = dict(batch, **{name: bad})
     args = [params[qualified[x.name]].detach().numpy() if x.name in qualified
             else batch[x.name] for x in g.inputs]
