@@ -20,7 +20,7 @@ def square_sum(y):
     return (y * y).sum()
 
 
-def weighted(y):
+def curved(y):
     """A loss with non-constant second derivatives (a plain sum of squares would give
     Hessian-vector products blind to the curvature of sin)."""
     return (y * y).sum() + torch.sin(y).sum()
@@ -63,7 +63,7 @@ def test_module_matches_torch_autograd(name):
     module = _module(name)
     shapes = {"input": ("N",) + MODULES[name][1]}
     for n in (1, 3):
-        report = sg.check(module, shapes=shapes, loss=weighted, dims={"N": n}, order=2,
+        report = sg.check(module, shapes=shapes, loss=curved, dims={"N": n}, order=2,
                           trials=1)
         assert report.ok
 
@@ -75,10 +75,10 @@ def test_module_gradients_equal_backward(name):
     loss.backward() puts in .grad, on an input of the module's own dtype."""
     module = _module(name).double()
     shapes = {"input": ("N",) + MODULES[name][1]}
-    fn = sg.module_function(module, shapes=shapes, loss=weighted)
+    fn = sg.module_function(module, shapes=shapes, loss=curved)
     g = sg.grad_fn(fn)
     x = torch.randn((2,) + MODULES[name][1], dtype=D)
-    weighted(module(x)).backward()
+    curved(module(x)).backward()
     expected = [p.grad.numpy() for p in module.parameters()]
     for backend in ("numpy", "torch"):
         grads = g.compile(backend)(*fn.arguments(x, backend=backend))
@@ -89,7 +89,7 @@ def test_module_gradients_equal_backward(name):
 def test_unbatched_input_and_input_gradient():
     torch.manual_seed(0)
     module = nn.Conv2d(2, 3, 3, stride=2, padding=1)
-    report = sg.check(module, shapes={"input": (2, 7, 6)}, loss=weighted, order=2,
+    report = sg.check(module, shapes={"input": (2, 7, 6)}, loss=curved, order=2,
                       wrt=("input", "weight"))
     assert report.ok
 
@@ -101,7 +101,7 @@ def test_small_conv_net():
                         nn.Conv2d(4, 8, 3, stride=2, groups=2), nn.Tanh(),
                         nn.ConvTranspose2d(8, 4, 2, stride=2), nn.PixelShuffle(2),
                         nn.Flatten(), nn.Linear(4 * 1 * 1 * 4 * 4, 3))
-    assert sg.check(net, shapes={"input": ("N", 1, 5, 5)}, loss=weighted, dims={"N": 2},
+    assert sg.check(net, shapes={"input": ("N", 1, 5, 5)}, loss=curved, dims={"N": 2},
                     order=2, trials=1).ok
 
 
@@ -123,21 +123,21 @@ PADS = [((1, 2), "constant", None), ((1, 0, 2, 1), "constant", 0.5),
 @pytest.mark.parametrize("pad, mode, value", PADS, ids=[f"{m}{p}" for p, m, _ in PADS])
 def test_pad_modes(pad, mode, value):
     kw = {} if value is None else {"value": value}
-    _verify(lambda x: weighted(F.pad(x, pad, mode=mode, **kw)), {"x": (2, 3, 4, 5)})
+    _verify(lambda x: curved(F.pad(x, pad, mode=mode, **kw)), {"x": (2, 3, 4, 5)})
 
 
 def test_pad_symbolic_dims():
     for mode in ("reflect", "replicate", "circular", "constant"):
-        _verify(lambda x: weighted(F.pad(x, (2, 1), mode=mode)), {"x": ("N", "L")},
+        _verify(lambda x: curved(F.pad(x, (2, 1), mode=mode)), {"x": ("N", "L")},
                 dims={"N": 2, "L": 5})
 
 
 def test_unfold_fold_pixel_shuffle():
-    _verify(lambda x: weighted(F.fold(F.unfold(x, 2, padding=1) * 2.0, (5, 4), 2, padding=1)),
+    _verify(lambda x: curved(F.fold(F.unfold(x, 2, padding=1) * 2.0, (5, 4), 2, padding=1)),
             {"x": ("N", 3, 5, 4)}, dims={"N": 2})
-    _verify(lambda x: weighted(F.pixel_unshuffle(F.pixel_shuffle(x, 2) ** 2, 2)),
+    _verify(lambda x: curved(F.pixel_unshuffle(F.pixel_shuffle(x, 2) ** 2, 2)),
             {"x": (2, 8, 3, 2)})
-    _verify(lambda x: weighted(nn.Unfold((2, 3), stride=2)(x)), {"x": (1, 2, 5, 7)})
+    _verify(lambda x: curved(nn.Unfold((2, 3), stride=2)(x)), {"x": (1, 2, 5, 7)})
 
 
 def test_conv_with_symbolic_spatial_dims_and_stride():
