@@ -221,6 +221,11 @@ class Program:
 
     def apply(self, step, env, mode):
         spec, case = step.template
+        fn = spec.build_for(case) if mode == "sg" else spec.ref_for(case)
+        return fn(*self.arguments(step, env, mode), **case.params)
+
+    def arguments(self, step, env, mode):
+        """The values ``step``'s op receives."""
         fns = GLUE[mode]
         args = []
         for o in step.operands:
@@ -234,8 +239,36 @@ class Program:
             if o.domain.kind != "real":
                 v = adapt(v, o.domain, fns, v.shape[-1])
             args.append(v)
-        fn = spec.build_for(case) if mode == "sg" else spec.ref_for(case)
-        return fn(*args, **case.params)
+        return args
+
+    def ties(self, rng, draws=3):
+        """Whether a comparison step compares values equal up to rounding at some draw of
+        the inputs (x against mean(broadcast(x))): symgrad decides such a comparison on
+        the simplified formula, exactly, and torch by its rounding, so they may differ."""
+        comparisons = {"eq", "ne", "lt", "le", "gt", "ge", "maximum", "minimum", "max",
+                       "min", "amax", "amin", "clamp", "relu", "abs", "sign"}
+        if not any(st.op in comparisons for st in self.steps):
+            return False
+        for _ in range(draws):
+            args = [torch.as_tensor(np.asarray(self.sample(i.name, tuple(
+                self.dims.get(d, d) if not isinstance(d, int) else d for d in i.shape), rng),
+                dtype=float)) for i in self.inputs]
+            env = []
+            for kind, k in self.values:
+                if kind == "input":
+                    env.append(args[k])
+                    continue
+                step = self.steps[k]
+                if step.op in comparisons:
+                    vals = [torch.as_tensor(v, dtype=torch.float64) for v in
+                            self.arguments(step, env, "torch")]
+                    if len(vals) >= 2:
+                        a, b = torch.broadcast_tensors(vals[0], vals[1])
+                        near = torch.isclose(a, b, rtol=1e-12, atol=1e-14) & (a != b)
+                        if bool(near.any()):
+                            return True
+                env.append(self.apply(step, env, "torch"))
+        return False
 
     def run(self, mode, args):
         """(loss, values) of the program on ``args`` (one per input, in order)."""
