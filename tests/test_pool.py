@@ -227,3 +227,18 @@ def test_return_indices_values_trace_and_indices_refuse():
     with pytest.raises(UnsupportedOpError, match="max_unpool2d"):
         sg.grad_fn(lambda x: F.max_unpool2d(*nn.MaxPool2d(2, return_indices=True)(x), 2).sum(),
                    shapes={"x": (1, 2, 4, 4)})
+
+
+def test_compiled_torch_max_pool_follows_an_input_written_in_place():
+    """The torch code keeps a max pool's argmax with its input for the backward op of
+    the same call; an input written in place between calls must be pooled again."""
+    def f(x):
+        return (F.max_pool2d(x, 2) ** 2).sum()
+    fn = sg.grad_fn(f, shapes={"x": (1, 1, 4, 4)}).compile("torch")
+    x = torch.arange(16.0, dtype=torch.float64).reshape(1, 1, 4, 4)
+    for _ in range(2):
+        t = x.clone().requires_grad_()
+        (ref,) = torch.autograd.grad(f(t), t)
+        (ours,) = fn(x)
+        assert torch.equal(ours, ref)
+        x.mul_(-1.0)              # same tensor, new values: the argmax moves

@@ -251,12 +251,36 @@ HELPERS["_resample_t"] = '''def _resample_t(x, kind, args):
     return y.reshape(lead + tuple(y.shape[2:]))'''
 HELPERS["_resample_backward_t"] = '''def _resample_backward_t(g, kind, sizes, args):
     d = len(sizes)
+    if kind == "avg" and d in (2, 3) and g.numel() and all(int(n) for n in sizes):
+        k, s, p, ceil, include, divisor = args   # torch's own average-pool backward
+        lead = tuple(g.shape[:g.ndim - d])
+        g4 = g.reshape((math.prod(lead), 1) + tuple(g.shape[g.ndim - d:]))
+        like = g4.new_zeros(()).expand((g4.shape[0], 1) + tuple(int(n) for n in sizes))
+        fn = (torch.ops.aten.avg_pool2d_backward, torch.ops.aten.avg_pool3d_backward)[d - 2]
+        out = fn(g4, like, k, s, p, ceil, include, divisor)
+        return out.reshape(lead + tuple(int(n) for n in sizes))
     for i in range(d):
         tidx, tw, tok = _transposed(*_taps(kind, int(sizes[i]), i, args), int(sizes[i]))
         g = _along_t(g, g.ndim - d + i, tidx, tw, tok)
     return g'''
-HELPERS["_max_where_t"] = '''def _max_where_t(x, kind, args):
-    """(values, flat spatial index of each window's argmax), by torch's own pooling."""
+HELPERS["_max_where_t"] = '''import torch.utils.weak
+_MAX_WHERE = torch.utils.weak.WeakIdKeyDictionary()
+
+
+def _max_where_t(x, kind, args):
+    """(values, flat spatial index of each window's argmax), by torch's own pooling; kept
+    with ``x`` (while it lives and is not written to) for the backward op of the same
+    call, which would otherwise pool again."""
+    key = (kind, repr(args), x._version)
+    hit = _MAX_WHERE.get(x)
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    out = _max_where_uncached_t(x, kind, args)
+    _MAX_WHERE[x] = (key, out)
+    return out
+
+
+def _max_where_uncached_t(x, kind, args):
     F = torch.nn.functional
     d = len(args[0])
     lead = tuple(x.shape[:x.ndim - d])
