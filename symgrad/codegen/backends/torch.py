@@ -16,6 +16,18 @@ class TorchPrinting(ArrayPrinting):
     M = "torch"
     target = "torch"
 
+    def _print_Add(self, expr, order=None):
+        """``1 - t`` as ``torch.rsub(t, 1)``: a number on the left of a tensor operator
+        goes through Python's reflected-operator fallback, several times slower for the
+        small tensors of an unrolled recurrence (σ(x)(1 - σ(x)) in every gate)."""
+        numbers = [a for a in expr.args if a.is_number]
+        rest = [a for a in expr.args if not a.is_number]
+        if len(numbers) == 1 and len(rest) == 1:
+            coeff, term = rest[0].as_coeff_Mul()
+            if coeff == -1 and not all(s.is_integer for s in term.free_symbols):
+                return f"torch.rsub({self._print(term)}, {self._print(numbers[0])})"
+        return super()._print_Add(expr, order)
+
     def _print_Max(self, expr):
         return self._minmax("torch.maximum", "min", expr)
 
