@@ -203,3 +203,31 @@ def test_torch_factories_and_slices_with_symbolic_sizes():
                 + x[n - 1] ** 2 + x[n // 2] ** 3 + x.view(-1).sum())
     assert sg.check(f, shapes={"x": ("n",)}, dims={"n": 5}).ok
     assert torch.zeros(2).shape == (2,)            # torch's own factories are restored
+
+
+def test_advanced_indexing_with_several_id_arrays():
+    def nll(x, y):
+        logp = F.log_softmax(x, 1)
+        return -logp[torch.arange(x.shape[0]), y].mean()
+    for shape in [(4, 3), ("N", 3)]:
+        shapes = {"x": shape, "y": ints(shape[0])}
+        assert sg.check(nll, shapes=shapes, dims={"N": 5}).ok
+    assert "take_along" in sg.grad_fn(nll, shapes={"x": ("N", 3), "y": ints("N")}).text() \
+        or "put_along_add" in sg.grad_fn(nll, shapes={"x": ("N", 3), "y": ints("N")}).text()
+
+    def picks(x, i, j):
+        return ((x[i, j] ** 2).sum() + (x[:, i, j] ** 3).sum() + x[i, 0].sum()
+                + (x[torch.tensor([-1, 0]), torch.tensor([1, 4])] ** 2).sum())
+    assert sg.check(picks, shapes={"x": (4, 5, 5), "i": ints(3), "j": ints(3)}).ok
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_ids_out_of_range_or_fractional_raise(backend):
+    g = sg.grad_fn(lambda x, i, j: (x[i, j] ** 2).sum(),
+                   shapes={"x": (3, 4), "i": ints(2), "j": ints(2)}).compile(backend)
+    conv = (lambda a: a) if backend == "numpy" else torch.as_tensor
+    with pytest.raises(sg.ArgumentError, match="out of range"):
+        g(conv(np.zeros((3, 4))), conv(np.array([0, 1])), conv(np.array([0, 4])))
+    f = sg.grad_fn(lambda x: x[torch.arange(x.shape[0]) * 0.5].sum(), shapes={"x": ("n",)})
+    with pytest.raises(sg.ArgumentError, match="integers"):
+        f.compile(backend)(conv(np.ones(3)))

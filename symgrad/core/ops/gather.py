@@ -21,6 +21,9 @@ _CHECK = (
     "def _checked(i, n, op):\n"
     "    i = numpy.asarray(i)\n"
     "    if i.dtype.kind != 'i':\n"
+    "        if i.size and not numpy.all(i == numpy.floor(i)):\n"
+    "            raise ArgumentError('%s: ids must be integers, got %r' % (op, "
+    "float(i[i != numpy.floor(i)].ravel()[0])))\n"
     "        i = i.astype(numpy.int64)\n"
     "    if i.size and (i.min() < 0 or i.max() >= n):\n"
     "        bad = i[(i < 0) | (i >= n)].ravel()[0]\n"
@@ -69,7 +72,12 @@ _ALONG_TORCH = (
     "    return out.scatter_add(axis, _checked(i, shape[axis], op), g)")
 _CHECK_TORCH = (
     "def _checked(i, n, op):\n"
-    "    i = torch.as_tensor(i).long()\n"
+    "    i = torch.as_tensor(i)\n"
+    "    if i.is_floating_point():\n"
+    "        if i.numel() and not bool((i == torch.floor(i)).all()):\n"
+    "            raise ArgumentError('%s: ids must be integers, got %r' % (op, "
+    "float(i[i != torch.floor(i)].reshape(-1)[0])))\n"
+    "    i = i.long()\n"
     "    if i.numel() and bool((i < 0).any() or (i >= n).any()):\n"
     "        bad = i[(i < 0) | (i >= n)].reshape(-1)[0]\n"
     "        raise ArgumentError('%s: index %d is out of range for a dim of size %d' "

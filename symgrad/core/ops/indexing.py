@@ -302,31 +302,125 @@ def index_scatter(g, shape, index):
     return apply("index_scatter", g, shape=shape, index=index)
 
 
+def _is_array_entry(e):
+    """An index entry that is an array of ids: an integer Tensor, or a NumPy/torch integer
+    array (not a 0-d integer, which is a plain index)."""
+    if isinstance(e, Tensor):
+        return True
+    shape = getattr(e, "shape", None)
+    return shape is not None and len(tuple(shape)) > 0 and not isinstance(e, (list, tuple))
+
+
+def _ids_operand(e, n):
+    """An array entry as an integer Tensor of ids in [0, n): a constant's negative ids
+    count from the end, as in torch; symbolic ids are range-checked at call time."""
+    from ..build import as_tensor
+    if isinstance(e, Tensor):
+        if e.kind == "bool":
+            raise UnsupportedOpError(f"x[mask] with a boolean Tensor of shape "
+                                     f"{fmt_shape(e.shape)}: its result has as many elements "
+                                     "as the mask has True values, known only at run time; "
+                                     "use where(mask, x, 0) to keep the shape")
+        if e.kind != "int" and not _of_dims_only(e):
+            raise UnsupportedOpError(f"x[...] with a float Tensor of shape "
+                                     f"{fmt_shape(e.shape)} as an index: ids must be integers "
+                                     "(an input declared sg.TensorSpec(dims, dtype='int64'))")
+        return e
+    array = numpy.asarray(e.detach().cpu().numpy() if hasattr(e, "detach") else e)
+    if array.dtype == bool:
+        raise UnsupportedOpError("x[mask] with a boolean array: its result has as many "
+                                 "elements as the mask has True values; use where(mask, x, 0)")
+    if array.dtype.kind not in "iu":
+        raise UnsupportedOpError(f"x[...] with an array of dtype {array.dtype}: ids must be "
+                                 "integers")
+    if isinstance(n, int) and array.size and (array.min() < -n or array.max() >= n):
+        raise ShapeError(f"index: an id in {array.tolist()} is out of range for a dim of "
+                         f"size {n}")
+    return as_tensor(array % n if isinstance(n, int) else array, "index")
+
+
+def _of_dims_only(t):
+    """Whether ``t`` is computed from constants and dims alone (torch.arange(n) of a
+    symbolic n): ids known at call time, checked there to be integers in range."""
+    from ..graph import topo_order
+    return not any(n.is_symbol for n in topo_order([t]))
+
+
 def _integer_array_key(x, key):
-    """``x[ids]`` or ``x[:, ids]`` with a symbolic integer array ``ids`` (full slices
-    before it): the op ``take`` along that axis; None for any other key."""
+    """Integer-array indexing (``x[ids]``, ``x[:, ids, 1:]``, ``logp[arange(N), y]``):
+    adjacent id arrays after full slices, broadcast together, become one ``take`` on
+    ``x`` with those axes flattened (the flat id is the row-major combination, each id
+    checked against its own axis); None for a key without arrays."""
     from .gather import take
+    from .shape import reshape
     entries = key if isinstance(key, tuple) else (key,)
-    arrays = [k for k, e in enumerate(entries) if isinstance(e, Tensor)]
+    arrays = [k for k, e in enumerate(entries) if _is_array_entry(e)]
     if not arrays:
         return None
-    k = arrays[0]
-    ids = entries[k]
-    if ids.kind == "bool":
-        raise UnsupportedOpError(f"x[mask] with a boolean Tensor of shape "
-                                 f"{fmt_shape(ids.shape)}: its result has as many elements as "
-                                 "the mask has True values, known only at run time; use "
-                                 "where(mask, x, 0) to keep the shape")
-    before, after = entries[:k], entries[k + 1:]
-    if len(arrays) > 1 or ids.kind != "int" or any(
-            not isinstance(e, slice) or e != slice(None) for e in before):
-        raise UnsupportedOpError(f"x[...] with an array index: symgrad takes one integer "
-                                 f"Tensor, after full slices only (x[ids], x[:, ids, 1:]); "
-                                 f"got {key!r}; use take/take_along (torch.gather) otherwise")
-    out = take(x, ids, axis=k)
+    k, m = arrays[0], len(arrays)
+    before, after = entries[:k], entries[k + m:]
+    if arrays != list(range(k, k + m)) or any(
+            not isinstance(e, slice) or e != slice(None) for e in before) or k + m > len(
+            x.shape):
+        raise UnsupportedOpError(f"x[...] with array indices: symgrad takes adjacent integer "
+                                 f"arrays after full slices only (x[ids], x[:, ids, 1:], "
+                                 f"x[rows, cols]); got {key!r}; use take/take_along "
+                                 "(torch.gather) otherwise")
+    sizes = x.shape[k:k + m]
+    ids = [_ids_operand(entries[k + j], sizes[j]) for j in range(m)]
+    if m == 2 and k == 0 and _is_positions(ids[0], sizes[0]) and len(ids[1].shape) == 1 \
+            and dims_equal(ids[1].shape[0], sizes[0]):
+        from .gather import take_along         # x[arange(n), j]: one pick per row
+        from .shape import squeeze
+        out = squeeze(take_along(x, unsqueeze(ids[1], 1), axis=1), 1)
+        width = 1
+    elif m == 1:
+        out = take(x, ids[0], axis=k)
+        width = len(ids[0].shape)
+    else:
+        from ..shapes import broadcast_shapes
+        from .shape import broadcast_to
+        common = broadcast_shapes(*[i.shape for i in ids], op="index")
+        flat = None
+        for j, i in enumerate(ids):
+            n = sizes[j]
+            table = _positions(n)
+            checked = take(table, broadcast_to(i, common), axis=0)   # ids checked on axis j
+            stride = 1
+            for d in sizes[j + 1:]:
+                stride = stride * d
+            term = checked * stride if not (isinstance(stride, int) and stride == 1) \
+                else checked
+            flat = term if flat is None else flat + term
+        total = 1
+        for d in sizes:
+            total = total * d
+        merged = reshape(x, tuple(x.shape[:k]) + (total,) + tuple(x.shape[k + m:]))
+        out = take(merged, flat, axis=k)
+        width = len(common)
     if not after:
         return out
-    return getitem(out, (slice(None),) * (k + len(ids.shape)) + tuple(after))
+    return getitem(out, (slice(None),) * (k + width) + tuple(after))
+
+
+def _is_positions(t, n):
+    """Whether ``t`` is 0, 1, ..., n - 1 (torch.arange(n), concrete or symbolic)."""
+    if t is _positions(n):
+        return True
+    value = t.attrs.get("value") if t.is_array else None
+    array = getattr(value, "array", None)
+    return array is not None and isinstance(n, int) and array.shape == (n,) and bool(
+        (array == numpy.arange(n)).all())
+
+
+def _positions(n):
+    """0, 1, ..., n - 1 as a Tensor (a constant, or a running count for a symbolic n)."""
+    from ..build import as_tensor, const
+    from .reductions import cumsum
+    from .shape import broadcast_to
+    if isinstance(n, int):
+        return as_tensor(numpy.arange(n, dtype=numpy.int64), "index")
+    return cumsum(broadcast_to(const(1.0), (n,)), axis=0) - 1.0
 
 
 @public
