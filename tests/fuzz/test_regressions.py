@@ -104,3 +104,21 @@ def test_seed_1939_scatter_added_to_a_broadcast_gradient():
         return torch.sum(torch.sin(torch.broadcast_to(s, (4, 3, 4))
                                    - torch.broadcast_to(x.mean(), (4, 1, 4))))
     check(f, ref, {"g": (3,), "x": (4,)})
+
+
+def test_seed_4188_explicit_of_a_maximum_sympy_cannot_order():
+    """maximum(a, broadcast(a)) with a = atan2(m, m), m a mean of where branches: SymPy's
+    Max refused to order its arguments and explicit() raised; the gradient is torch's."""
+    def f(c, x, y, w):
+        m = sg.mean(sg.where(c > 0, x, y))
+        a = sg.atan2(m, m)
+        return sg.sum(sg.maximum(a, sg.broadcast_to(a, (4,))) * w)
+
+    def ref(c, x, y, w):
+        m = torch.mean(torch.where(c > 0, x, y))
+        a = torch.atan2(m, m)
+        return torch.sum(torch.maximum(a, torch.broadcast_to(a, (4,))) * w)
+    shapes = {"c": (3,), "x": (2, 1), "y": (1, 3), "w": (4,)}
+    check(f, ref, shapes)
+    g = sg.grad_fn(f, shapes=shapes)
+    assert set(g.explicit()) == {"c", "x", "y", "w"}

@@ -711,7 +711,10 @@ def _decide_comparisons(symbols, exprs, point):
             value = r.xreplace(exact)
             if value in (sympy.true, sympy.false):
                 decided[r] = value
-        out.append(e.xreplace(decided) if decided else e)
+        try:
+            out.append(e.xreplace(decided) if decided else e)
+        except (TypeError, ValueError):    # SymPy re-evaluating Max/Min of what it
+            out.append(e)                  # cannot order: leave the comparisons to mpmath
     return out
 
 

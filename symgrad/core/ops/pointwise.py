@@ -105,11 +105,22 @@ pow = _binary("pow", _pow_expr, simp.pow, matrix=lambda m, node, x, y: m.power(n
               exact_operands=(1,),
               torch_names=("torch.pow", "torch.float_power", "torch.Tensor.pow",
                            "torch.Tensor.float_power", "torch.Tensor.__pow__"))
-maximum = _binary("maximum", lambda a, x, y: sympy.Max(x, y), simp.same, kind=integer_kind,
+def _extremum(cls):
+    """Max or Min of two forms; unevaluated when SymPy cannot tell that an argument is
+    real (atan2(a, a) of a sum of branches), which it refuses to order."""
+    def form(attrs, x, y):
+        try:
+            return cls(x, y)
+        except ValueError:
+            return cls(x, y, evaluate=False)
+    return form
+
+
+maximum = _binary("maximum", _extremum(sympy.Max), simp.same, kind=integer_kind,
                   matrix=lambda m, node, x, y: m.fn("max", x, y),
                   torch_names=("torch.maximum", "torch.fmax", "torch.Tensor.maximum",
                                "torch.Tensor.fmax"))
-minimum = _binary("minimum", lambda a, x, y: sympy.Min(x, y), simp.same, kind=integer_kind,
+minimum = _binary("minimum", _extremum(sympy.Min), simp.same, kind=integer_kind,
                   matrix=lambda m, node, x, y: m.fn("min", x, y),
                   torch_names=("torch.minimum", "torch.fmin", "torch.Tensor.minimum",
                                "torch.Tensor.fmin"))
