@@ -116,13 +116,17 @@ def singular_second_order(failures, notes):
     return kept
 
 
+def view_args(program, seed):
+    """The arguments ``check_views`` evaluates the views at."""
+    rng = np.random.default_rng(seed)
+    return [np.asarray(program.sample(x.name, concrete(x.shape, program.dims), rng),
+                       dtype=float) for x in program.inputs]
+
+
 def check_views(program, seed):
     from .views import compare_views
     g = sg.grad_fn(program.function("sg"), shapes=program.shapes)
-    rng = np.random.default_rng(seed)
-    args = [np.asarray(program.sample(x.name, concrete(x.shape, program.dims), rng),
-                       dtype=float) for x in g.inputs]
-    return [f"view: {p}" for p in compare_views(g, args, program.dims)]
+    return [f"view: {p}" for p in compare_views(g, view_args(program, seed), program.dims)]
 
 
 def run_one(seed, max_steps=5, trials=2, timeout=120, first_op=None, names=True,
@@ -168,7 +172,8 @@ def run_one(seed, max_steps=5, trials=2, timeout=120, first_op=None, names=True,
     except Exception as e:  # noqa: BLE001 - every failure is a finding, tallied by kind
         return Outcome(seed, "error", error_kind(stage, e), f"{type(e).__name__}: {e}",
                        program, seconds=time.perf_counter() - start)
-    if problems and program is not None and program.ties(np.random.default_rng([seed, 17])):
+    if problems and program is not None and program.ties(
+            np.random.default_rng([seed, 17]), also=[view_args(original, seed)]):
         notes["tie"] += 1            # see Program.ties: a comparison of rounding-equal values
         problems = []
     status = "mismatch" if problems else "ok"
