@@ -1160,3 +1160,15 @@ spec("max_pool_backward", lambda g, x, kind, args: sg_ops.max_pool_backward(g, x
      _torch_max_backward, _max_cases("gx"))
 spec("max_pool_gather", lambda h, x, kind, args: sg_ops.max_pool_gather(h, x, kind, args),
      _torch_max_gather, _max_cases("hx"))
+
+
+# ----- relu's gradient (its own op: one fused kernel in torch code) ------------------------
+
+spec("relu_grad", lambda g, x: sg.core.ops.relu_grad(g, x),
+     lambda g, x: torch.ops.aten.threshold_backward(g, x, 0.0), [
+         Case("vector", {"g": (4,), "x": (4,)}),
+         Case("matrix", {"g": (2, 3), "x": (2, 3)}),
+         Case("scalar", {"g": (), "x": ()}),
+         Case("at_kink", {"g": (5,), "x": (5,)}, samplers={"x": TIES}),
+         Case("symbolic", {"g": ("n",), "x": ("n",)}, dims={"n": 3}),
+     ], samplers={"x": NONZERO})

@@ -238,6 +238,16 @@ def same(inputs, attrs, shape):
     return bcast(x, shape) if x is y else None
 
 
+def relu_grad(inputs, attrs, shape):
+    """relu_grad(1, x) is the mask [x > 0] (and of 0, zeros)."""
+    g, x = inputs
+    if is_zero(g):
+        return const(0, shape)
+    if is_one(g):
+        return bcast(make("cast", (make("gt", (x, const(0))),)), shape)
+    return None
+
+
 def where(inputs, attrs, shape):
     c, x, y = inputs
     if c.is_const:

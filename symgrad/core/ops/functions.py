@@ -86,6 +86,33 @@ class Relu(OpBase):
         return self.args[0].is_real
 
 
+class ReluGrad(OpBase):
+    """relu's gradient: g where x > 0, else 0 (a nan x passes g, as torch's
+    threshold_backward)."""
+
+    @classmethod
+    def eval(cls, g, x):
+        if g.is_zero:
+            return S.Zero
+        if x.is_number and x.is_extended_real:
+            return S.Zero if x <= 0 else g
+
+    def fdiff(self, argindex=1):
+        if argindex == 1:
+            return Where(sympy.StrictGreaterThan(self.args[1], 0), S.One, S.Zero)
+        return S.Zero
+
+    def elementary(self):
+        g, x = self.args
+        return Piecewise((0, x <= 0), (g, True))
+
+    def _eval_evalf(self, prec):
+        return self.elementary()._eval_evalf(prec)
+
+    def _eval_is_real(self):
+        return self.args[0].is_real
+
+
 class Where(OpBase):
     """where(cond, a, b): a where cond holds, else b (elementwise)."""
 

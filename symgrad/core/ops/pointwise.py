@@ -19,8 +19,8 @@ from ..graph import Tensor
 from ..opdef import bool_kind, defop, integer_kind, public, same_kind
 from ..shapes import broadcast_shapes, fmt_shape
 from .. import simplify as simp
-from .functions import (AsFloat, Clamp, Hypot, IsNan, LogAddExp, Relu, Sigmoid, Softplus,
-                        StopGradient, Where)
+from .functions import (AsFloat, Clamp, Hypot, IsNan, LogAddExp, Relu, ReluGrad, Sigmoid,
+                        Softplus, StopGradient, Where)
 
 
 @functools.lru_cache(maxsize=None)
@@ -209,6 +209,19 @@ sigmoid = _unary("sigmoid", Sigmoid, text="sigmoid({x})", latex=r"\sigma\left({x
 relu = _unary("relu", Relu, text="relu({x})", latex=r"\operatorname{{relu}}\left({x}\right)",
                numpy="numpy.maximum({x}, 0.0)", torch="torch.relu({x})",
                math="max({x}, 0.0)", also=("torch.nn.functional.relu",))
+@elementwise("relu_grad", ("g", "x"), ReluGrad, text="where({x} <= 0, 0, {g})",
+             latex=r"\left[{x} > 0\right] \circ {g:mul}",
+             numpy="numpy.where({x} <= 0, 0.0, {g})",
+             torch="torch.ops.aten.threshold_backward({g}, {x}, 0.0)",
+             math="(0.0 if {x} <= 0 else {g})", torch_names=(), fresh=True,
+             specific=simp.relu_grad,
+             matrix=lambda m, node, g, x: m.positive_part(node, g, x))
+def relu_grad(g, x):
+    """relu's gradient applied to ``g``: g where x > 0, else 0 (torch's convention at 0;
+    a nan x passes g). One fused kernel in torch code (threshold_backward)."""
+    return apply("relu_grad", g, x)
+
+
 softplus = _unary("softplus", Softplus, text="softplus({x})",
                    latex=r"\operatorname{{softplus}}\left({x}\right)",
                    numpy="numpy.logaddexp(0.0, {x})",

@@ -260,6 +260,14 @@ class Reader:
         n = numel([node.inputs[0].shape[k] for k in node.attrs["axis"]])
         return Term("div", (self.sum(node, t), num(n)))
 
+    def positive_part(self, node, g, x):
+        """[x > 0] ∘ g: relu's gradient, as the where(x ≤ 0, 0, g) it stands for reads."""
+        mask = Term("iverson", (Term("rel", (x, num(0)), ">"),))
+        kept = self.lift(node.inputs[0], node.shape)
+        if is_num(g, 1) or is_num(kept, 1) or kept == ONES or g == ONES:
+            return mask
+        return Term("had", (mask, kept))
+
     def where(self, node, c, a, b):
         if is_num(b, 0):
             return Term("had", (Term("iverson", (c,)), a))
