@@ -671,6 +671,7 @@ def _mp_functions():
         "Sigmoid": lambda x: one / (one + mpmath.exp(-x)),
         "Softplus": lambda x: mpmath.log(one + mpmath.exp(x)),
         "Relu": lambda x: x if x > 0 else zero,
+        "ReluGrad": lambda g, x: zero if x <= 0 else g,
         "Clamp": lambda x, lo, hi: min(max(x, lo), hi),
         "LogAddExp": lambda x, y: mpmath.log(mpmath.exp(x) + mpmath.exp(y)),
         "Hypot": lambda x, y: mpmath.sqrt(x * x + y * y),
