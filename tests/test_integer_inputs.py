@@ -231,3 +231,15 @@ def test_ids_out_of_range_or_fractional_raise(backend):
     f = sg.grad_fn(lambda x: x[torch.arange(x.shape[0]) * 0.5].sum(), shapes={"x": ("n",)})
     with pytest.raises(sg.ArgumentError, match="integers"):
         f.compile(backend)(conv(np.ones(3)))
+
+
+def test_zero_d_inputs_of_the_index_functions_like_torch():
+    """OpInfo's 0-d samples: index_select / index_add of a 0-d input read it as one
+    element; torch.take of a 0-d input by a 0-d id (the constant gradient 2 is a number
+    in the generated code)."""
+    idx1, idx0 = torch.tensor([0]), torch.tensor(0)
+
+    def f(x, s):
+        return (torch.index_select(x, 0, idx1) * 3 + torch.take(x, idx0) * 2
+                + torch.index_add(x, 0, idx1, s, alpha=2) ** 2)
+    assert sg.check(f, shapes={"x": (), "s": ()}).ok

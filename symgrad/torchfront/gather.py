@@ -69,6 +69,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
 def index_select(input, dim, index, *, out=None):
     reject("torch.index_select", out=out)
     ids = index_operand("torch.index_select", index)
+    if rank_of(input) == 0:                  # torch reads a 0-d input as one element
+        picked = index_select(sgo.reshape(input, (1,)), 0, index)
+        return sgo.reshape(picked, ())
     if rank_of(ids) > 1:
         raise ShapeError(f"index_select: the index must be 0-d or 1-d, got shape "
                          f"{fmt_shape(shape_of(ids))}")
@@ -152,6 +155,10 @@ def _written(ids, axis, shape):
 @torch_op("torch.index_add", "Tensor.index_add")
 def index_add(input, dim, index, source, *, alpha=1):
     ids = index_operand("torch.index_add", index)
+    if rank_of(input) == 0:                  # a 0-d input and source: one element
+        added = index_add(sgo.reshape(input, (1,)), 0, index, sgo.reshape(source, (1,))
+                          if isinstance(source, Tensor) else source, alpha=alpha)
+        return sgo.reshape(added, ())
     axis = normalize_axis(dim, rank_of(input), "index_add")
     added = sgo.take_add(source, ids, axis=axis, size=shape_of(input)[axis])
     return input + (added if alpha == 1 else alpha * added)

@@ -35,12 +35,14 @@ _TAKE_NUMPY = (
     "    return numpy.take(x, _checked(i, x.shape[axis], op), axis=axis)")
 _TAKE_TORCH = (
     "def _take(x, i, axis, op):\n"
+    "    if not isinstance(x, torch.Tensor):\n"
+    "        x = torch.as_tensor(x, dtype=torch.float64)\n"
     "    i = _checked(i, x.shape[axis], op)\n"
     "    out = torch.index_select(x, axis, i.reshape(-1))\n"
     "    return out.reshape(x.shape[:axis] + i.shape + x.shape[axis + 1:])")
 _TAKE_ADD_NUMPY = (
     "def _take_add(g, i, axis, n, op):\n"
-    "    i = _checked(i, n, op)\n"
+    "    i, g = _checked(i, n, op), numpy.asarray(g, dtype=float)\n"
     "    rest = g.shape[axis + i.ndim:]\n"
     "    g = numpy.moveaxis(g.reshape(g.shape[:axis] + (i.size,) + rest), axis, 0)\n"
     "    out = numpy.zeros((n,) + g.shape[1:], dtype=g.dtype)\n"
@@ -48,7 +50,8 @@ _TAKE_ADD_NUMPY = (
     "    return numpy.moveaxis(out, 0, axis)")
 _TAKE_ADD_TORCH = (
     "def _take_add(g, i, axis, n, op):\n"
-    "    i = _checked(i, n, op)\n"
+    "    i, g = _checked(i, n, op), torch.as_tensor(g, dtype=torch.float64) if not "
+    "isinstance(g, torch.Tensor) else g\n"
     "    rest = g.shape[axis + i.dim():]\n"
     "    g = g.reshape(g.shape[:axis] + (i.numel(),) + rest)\n"
     "    out = torch.zeros(g.shape[:axis] + (n,) + rest, dtype=g.dtype, device=g.device)\n"
@@ -61,13 +64,18 @@ _ALONG_NUMPY = (
     "def _take_along(x, i, axis, op):\n"
     "    return x[_along_index(_checked(i, x.shape[axis], op), axis)]\n\n\n"
     "def _put_along_add(g, i, axis, shape, op):\n"
+    "    g = numpy.asarray(g, dtype=float)\n"
     "    out = numpy.zeros(shape, dtype=g.dtype)\n"
     "    numpy.add.at(out, _along_index(_checked(i, shape[axis], op), axis), g)\n"
     "    return out")
 _ALONG_TORCH = (
     "def _take_along(x, i, axis, op):\n"
+    "    if not isinstance(x, torch.Tensor):\n"
+    "        x = torch.as_tensor(x, dtype=torch.float64)\n"
     "    return torch.gather(x, axis, _checked(i, x.shape[axis], op))\n\n\n"
     "def _put_along_add(g, i, axis, shape, op):\n"
+    "    if not isinstance(g, torch.Tensor):\n"
+    "        g = torch.as_tensor(g, dtype=torch.float64)\n"
     "    out = torch.zeros(shape, dtype=g.dtype, device=g.device)\n"
     "    return out.scatter_add(axis, _checked(i, shape[axis], op), g)")
 _CHECK_TORCH = (
