@@ -20,6 +20,7 @@ import sympy
 from ..core import ops as sgo
 from ..core.build import const
 from ..core.graph import Tensor
+from ..core.ops.indexing import positions
 from ..core.ops.linalg import eye as sg_eye
 from ..core.shapes import as_dim
 from ..errors import ParameterError
@@ -109,7 +110,7 @@ def arange(*args, out=None, dtype=None, layout=None, device=None, requires_grad=
         raise ParameterError(f"torch.arange{tuple(args)}: the step must be a nonzero number")
     length = sympy.ceiling((sympy.sympify(end) - start) / sympy.nsimplify(step))
     (n,) = _dims("arange", (length,))
-    counts = sgo.cumsum(sgo.broadcast_to(const(1.0), (n,)), axis=0) - 1.0
+    counts = positions(n)
     return start + step * counts if (start, step) != (0, 1) else counts
 
 

@@ -384,7 +384,7 @@ def _integer_array_key(x, key):
         flat = None
         for j, i in enumerate(ids):
             n = sizes[j]
-            table = _positions(n)
+            table = positions(n)
             checked = take(table, broadcast_to(i, common), axis=0)   # ids checked on axis j
             stride = 1
             for d in sizes[j + 1:]:
@@ -405,7 +405,7 @@ def _integer_array_key(x, key):
 
 def _is_positions(t, n):
     """Whether ``t`` is 0, 1, ..., n - 1 (torch.arange(n), concrete or symbolic)."""
-    if t is _positions(n):
+    if t is positions(n):
         return True
     value = t.attrs.get("value") if t.is_array else None
     array = getattr(value, "array", None)
@@ -413,8 +413,9 @@ def _is_positions(t, n):
         (array == numpy.arange(n)).all())
 
 
-def _positions(n):
-    """0, 1, ..., n - 1 as a Tensor (a constant, or a running count for a symbolic n)."""
+def positions(n):
+    """0, 1, ..., n - 1 as a Tensor (a constant, or a running count for a symbolic n):
+    torch.arange(n) while tracing, and the row ids of ``logp[arange(N), y]``."""
     from ..build import as_tensor, const
     from .reductions import cumsum
     from .shape import broadcast_to
