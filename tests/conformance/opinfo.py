@@ -20,6 +20,7 @@ import inspect
 import signal
 import sys
 import time
+import warnings
 from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
@@ -202,7 +203,8 @@ def classify(opinfo, order=1, samples=None, timeout=120):
         return "n/a", "torch has no double backward"
     results = []
     try:
-        with time_limit(timeout):
+        with time_limit(timeout), warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
             for k, sample in enumerate(opinfo.sample_inputs("cpu", D, requires_grad=True)):
                 if samples is not None and k >= samples:
                     break
