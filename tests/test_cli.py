@@ -354,7 +354,5 @@ def test_console_script_installed():
 
 
 def test_version_needs_no_target(capsys):
-    with pytest.raises(SystemExit) as info:
-        main(["--version"])
-    assert info.value.code == 0
+    assert main(["--version"]) in (0, None)
     assert capsys.readouterr().out.strip() == f"symgrad {sg.__version__}"
