@@ -367,3 +367,21 @@ def test_clean_interpreter_exit():
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0
     assert r.stderr == ""
+
+
+def test_constructors_take_symbolic_dims_and_have_torch_values():
+    import torch
+
+    def f(x):
+        n = x.shape[0]
+        return (x * sg.ones(n)).sum() + (x * sg.full((n,), 0.5)).sum() + \
+            (sg.zeros_like(x) + sg.ones_like(x) * 2 + sg.full_like(x, 3.0)).sum() * x.sum()
+
+    g = sg.grad_fn(f, shapes={"x": ("n",)})
+    x = np.array([1.0, -2.0, 0.5])
+    (ours,) = g.compile("numpy")(x)
+    xt = torch.tensor(x, requires_grad=True)
+    n = 3
+    (xt.sum() * 1.5 + 5.0 * n * xt.sum()).backward()
+    np.testing.assert_allclose(ours, xt.grad.numpy())
+    assert sg.zeros(("n", 2)).shape[1] == 2 and sg.full((), 1.0).shape == ()

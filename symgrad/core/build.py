@@ -250,11 +250,40 @@ def number(value):
 
 
 def zeros(shape):
-    return const(sympy.S.Zero, shape)
+    """An array of zeros; dims are ints or names (``sg.zeros(("n", 3))``), as in
+    ``torch.zeros``. Its gradient is nothing: it is a constant."""
+    return const(sympy.S.Zero, _sizes(shape))
 
 
 def ones(shape):
-    return const(sympy.S.One, shape)
+    """An array of ones (``sg.ones("n")`` is the all-ones vector 𝟙 of length n)."""
+    return const(sympy.S.One, _sizes(shape))
+
+
+def full(shape, value):
+    """An array filled with ``value``, a number or an expression of dims
+    (``sg.full(("n",), 0.5)``), as in ``torch.full``."""
+    return const(value, _sizes(shape))
+
+
+def _sizes(shape):
+    """A shape, or one dim (an int, a name or a symbolic dim such as ``x.shape[0]``)."""
+    return tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+
+
+def zeros_like(x):
+    """Zeros of ``x``'s shape (symbolic dims too)."""
+    return zeros(as_tensor(x, "zeros_like").shape)
+
+
+def ones_like(x):
+    """Ones of ``x``'s shape (symbolic dims too)."""
+    return ones(as_tensor(x, "ones_like").shape)
+
+
+def full_like(x, value):
+    """``value`` filling ``x``'s shape (symbolic dims too)."""
+    return full(as_tensor(x, "full_like").shape, value)
 
 
 def is_zero(t):
