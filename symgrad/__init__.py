@@ -14,6 +14,7 @@ from .check import CheckReport, check
 from .core.build import (const, full, full_like, ones, ones_like, symbol, zeros,
                          zeros_like)
 from .core.grad_mode import enable_grad, is_grad_enabled, no_grad
+from .core.optional import MissingDependencyError
 from .core.graph import Tensor
 from .core.ops.conv import conv, conv_transpose, conv_weight
 from .core.ops.gather import put_along_add, take, take_add, take_along
@@ -79,4 +80,5 @@ __all__ = [
     "SymgradError", "ShapeError", "UnsupportedOpError", "NonScalarOutputError",
     "ControlFlowError", "RuleError", "NotDifferentiableError", "ArgumentError", "CheckError",
     "FunctionError", "OperandError", "ParameterError", "RegistryError", "EvaluationError",
+    "MissingDependencyError",
 ]

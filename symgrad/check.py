@@ -13,6 +13,7 @@ import numpy
 from .api import grad_fn
 from .codegen import compile_function
 from .core.build import const, symbol
+from .core.optional import require_torch
 from .core.shapes import dim_symbols
 from .diff.reverse import backward
 from .errors import CheckError, SymgradError
@@ -113,7 +114,7 @@ def _index_bound(inputs, sizes):
 
 
 def _torch_args(args):
-    import torch
+    torch = require_torch("sg.check")
     return [torch.as_tensor(a) if getattr(a, "dtype", None) is not None and a.dtype.kind in "bi"
             else torch.tensor(a, dtype=torch.float64) for a in args]
 
@@ -130,7 +131,7 @@ def check(f, shapes=None, dims=None, order=2, wrt=None, trials=3, seed=0, rtol=1
     ``CheckError`` on the first mismatch, or with ``raise_on_mismatch=False`` records
     every mismatch in ``report.failures`` (``report.ok`` is then False).
     """
-    import torch
+    torch = require_torch("sg.check (it compares with torch.autograd)")
 
     f, shapes, wrt = as_function(f, shapes, loss, wrt)
     g = grad_fn(f, wrt=wrt, shapes=shapes)

@@ -385,3 +385,24 @@ def test_constructors_take_symbolic_dims_and_have_torch_values():
     (xt.sum() * 1.5 + 5.0 * n * xt.sum()).backward()
     np.testing.assert_allclose(ours, xt.grad.numpy())
     assert sg.zeros(("n", 2)).shape[1] == 2 and sg.full((), 1.0).shape == ()
+
+
+def test_without_torch_numpy_works_and_torch_features_say_how_to_install():
+    import subprocess
+    import sys
+    script = (
+        "import sys; sys.modules['torch'] = None\n"
+        "import numpy as np, symgrad as sg\n"
+        "g = sg.grad_fn(lambda x: (sg.tanh(x) ** 2).sum(), shapes={'x': (3,)})\n"
+        "assert 'torch' not in [m for m in sys.modules if sys.modules[m] is not None]\n"
+        "print(g.compile('numpy')(np.ones(3))[0].shape)\n"
+        "for call in (lambda: g.compile('torch'), lambda: sg.check(lambda x: (sg.tanh(x) ** 2).sum(), shapes={'x': (3,)})):\n"
+        "    try:\n"
+        "        call()\n"
+        "    except sg.MissingDependencyError as e:\n"
+        "        assert \"pip install 'symgrad[torch]'\" in str(e), e\n"
+        "        print('refused')\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["(3,)", "refused", "refused"]
