@@ -406,3 +406,13 @@ def test_without_torch_numpy_works_and_torch_features_say_how_to_install():
                          timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["(3,)", "refused", "refused"]
+
+
+def test_a_variadic_function_is_a_clear_error():
+    def v(*xs):
+        return sum(x.sum() for x in xs)
+
+    with pytest.raises(sg.SymgradError, match=r"v\(\*xs\).*lambda x, y: v\(x, y\)"):
+        sg.grad_fn(v, shapes={"x": (2,)})
+    with pytest.raises(sg.SymgradError, match="one named parameter per input"):
+        sg.grad_fn(v)

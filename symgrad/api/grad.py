@@ -58,6 +58,15 @@ def make_inputs(f, shapes=None):
     params = parameters(f)
     names = [p.name for p in params]
     unknown = [k for k in shapes if k not in names]
+    variadic = [p.name for p in inspect.signature(f).parameters.values()
+                if p.kind is inspect.Parameter.VAR_POSITIONAL]
+    if variadic and (unknown or not params):
+        fname = getattr(f, "__name__", "f")
+        raise SymgradError(
+            f"{fname}(*{variadic[0]}) takes its inputs as *{variadic[0]}: symgrad names each "
+            "input after a parameter (its formulas and the compiled code's arguments "
+            f"use the names); give {fname} one named parameter per input, or wrap it: "
+            f"lambda x, y: {fname}(x, y)")
     if unknown:
         raise SymgradError(f"shapes names {unknown} that are not parameters of "
                            f"{getattr(f, '__name__', 'f')}({', '.join(names)})")
