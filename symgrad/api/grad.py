@@ -10,7 +10,7 @@ import unicodedata
 
 import sympy
 
-from ..core.build import as_tensor, const, gc_paused, symbol, zeros
+from ..core.build import as_tensor, const, gc_paused, symbol, torch_module, zeros
 from ..core.grad_mode import enable_grad
 from ..core.graph import Tensor, topo_order
 from ..core.shapes import KIND_DTYPES, TensorSpec, as_shape, dim_symbols, fmt_shape, shapes_equal
@@ -203,9 +203,16 @@ def grad(outputs, inputs, grad_outputs=None, allow_unused=False, materialize_gra
          retain_graph=None, create_graph=None):
     """Symbolic ``torch.autograd.grad``: gradients of ``outputs`` w.r.t. ``inputs`` as
     Tensors (differentiable again). ``retain_graph``/``create_graph`` are accepted for
-    compatibility; symbolic gradients are always differentiable."""
+    compatibility; symbolic gradients are always differentiable. On torch tensors it is
+    ``torch.autograd.grad`` with ``create_graph=True`` (so a function using it runs on
+    torch tensors too, as ``sg.check``'s reference run does)."""
     outs, _ = _as_list(outputs)
     ins, _ = _as_list(inputs)
+    torch = torch_module()
+    if torch is not None and ins and all(isinstance(x, torch.Tensor) for x in ins):
+        return torch.autograd.grad(outputs, inputs, grad_outputs, allow_unused=allow_unused,
+                                   materialize_grads=materialize_grads, create_graph=True,
+                                   retain_graph=True)
     outs = [as_tensor(o, "grad") for o in outs]
     for i, x in enumerate(ins):
         if not isinstance(x, Tensor):
