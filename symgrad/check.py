@@ -56,11 +56,17 @@ class CheckReport:
 
 def _default_dims(inputs, dims):
     sizes = dict(dims or {})
-    free = []
+    free, known = [], []
     for x in inputs:
         for d in dim_symbols(x.shape):
+            known.append(str(d))
             if str(d) not in sizes and str(d) not in free:
                 free.append(str(d))
+    unknown = sorted(set(sizes) - set(known))
+    if unknown:
+        raise SymgradError(f"check: dims names {unknown}, which no input's shape uses (the "
+                           f"symbolic dims are {sorted(set(known)) or 'none'}); fix the "
+                           "spelling or drop them")
     for i, name in enumerate(free):
         sizes[name] = 2 + i % 4
     return sizes

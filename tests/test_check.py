@@ -64,3 +64,8 @@ def test_a_reference_without_double_backward_says_to_use_order_1():
     with pytest.raises(sg.CheckError, match="order=1"):
         sg.check(f, shapes={"x": (3,)}, reference=lambda x: Cube.apply(x).sum())
     assert sg.check(f, shapes={"x": (3,)}, reference=lambda x: Cube.apply(x).sum(), order=1).ok
+
+
+def test_a_misspelt_dim_is_an_error():
+    with pytest.raises(sg.SymgradError, match=r"dims names \['N'\].*\['n'\]"):
+        sg.check(lambda x: (x ** 2).sum(), shapes={"x": ("n",)}, dims={"N": 3})
