@@ -416,3 +416,14 @@ def test_a_variadic_function_is_a_clear_error():
         sg.grad_fn(v, shapes={"x": (2,)})
     with pytest.raises(sg.SymgradError, match="one named parameter per input"):
         sg.grad_fn(v)
+
+
+def test_default_arguments_stay_defaults_unless_shapes_names_them():
+    def h(x, scale=2.0):
+        return (x * scale).sum()
+
+    g = sg.grad_fn(h, shapes={"x": (2,)})
+    assert [x.name for x in g.inputs] == ["x"]
+    np.testing.assert_allclose(g.compile("numpy")(np.ones(2))[0], [2.0, 2.0])
+    g2 = sg.grad_fn(h, shapes={"x": (2,), "scale": ()})
+    assert [x.name for x in g2.wrt] == ["x", "scale"]

@@ -53,9 +53,14 @@ def parameters(f):
 
 
 def make_inputs(f, shapes=None):
-    """One symbol per parameter of ``f``, shaped by ``shapes`` or annotations."""
+    """One symbol per parameter of ``f``, shaped by ``shapes`` or annotations. Trailing
+    parameters with a default keep it (they are constants of the formula) unless
+    ``shapes`` names them, which makes them inputs."""
     shapes = dict(shapes or {})
     params = parameters(f)
+    while params and params[-1].default is not inspect.Parameter.empty and \
+            params[-1].name not in shapes:
+        params.pop()               # a default stays a default unless shapes names it
     names = [p.name for p in params]
     unknown = [k for k in shapes if k not in names]
     variadic = [p.name for p in inspect.signature(f).parameters.values()
