@@ -182,8 +182,23 @@ class GradFn(DerivativeFn):
 @gc_paused
 def grad_fn(f, wrt=None, shapes=None, loss=None):
     """The gradient function of scalar-valued ``f``: formulas, program, compiled code.
-    ``f`` may be an ``nn.Module`` (its parameters become symbols, see
-    ``torchfront.module``); ``loss`` turns the output of ``f`` into a scalar."""
+
+    ``wrt`` names the inputs to differentiate by (a name, an index, or a list of them).
+    By default it is every float input: a formula for each parameter is what one reads a
+    gradient function for, and ``g.compile()`` then returns one block per input.
+    ``torch.func.grad`` and ``jax.grad`` default to the first argument instead because
+    they return a value; ``wrt=0`` gives that. ``sg.jacobian`` and ``sg.hessian`` objects
+    use the same default, while their primal forms (``sg.hessian(f, x)``) follow
+    ``torch.func`` (``argnums=0``). Parameters with defaults stay defaults unless
+    ``shapes`` names them. ``f`` may be an ``nn.Module`` (its parameters become symbols,
+    see ``torchfront.module``); ``loss`` turns the output of ``f`` into a scalar.
+
+        >>> import symgrad as sg
+        >>> g = sg.grad_fn(lambda x, y: (x * y).sum(), shapes={"x": ("n",), "y": ("n",)})
+        >>> print(g.text())
+        df/dx = y    [shape (n,)]
+        df/dy = x    [shape (n,)]
+    """
     f, shapes, wrt = as_function(f, shapes, loss, wrt)
     name = getattr(f, "__name__", "f")
     if name == "<lambda>":
