@@ -18,9 +18,9 @@ from ..errors import ParameterError, ShapeError
 from .dispatch import (check_float_dtype, constant_array, legacy_reduction, rank_of, reduce_loss,
                        reject, shape_of, torch_op, unsupported)
 from .gather import picked_loss, traced_ids
-from .linalg import p_norm
 from .pointwise import clamp, xlogy
 from .shape import movedim, swap_axes
+from .vector_norm import vector_norm
 
 
 # ----- layers and activations ----------------------------------------------------------
@@ -183,7 +183,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 @torch_op("F.normalize")
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     reject("torch.nn.functional.normalize", out=out)
-    n = p_norm(input, p, dim, True, "torch.nn.functional.normalize")
+    n = vector_norm(input, p, dim, True, "torch.nn.functional.normalize")
     return input / clamp(n, min=eps)
 
 
@@ -197,7 +197,14 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
 
 def _dropout(name):
+    """Identity in evaluation mode (and for p = 0); zeros for p = 1 in training mode (torch
+    drops everything); any other p in training mode draws a random mask: refused."""
     def handler(input, p=0.5, training=True, inplace=False):
+        if not 0 <= p <= 1:
+            raise ParameterError(f"{name}: dropout probability has to be between 0 and 1, "
+                                 f"but got {p}")
+        if training and p == 1:
+            return input * 0.0
         if training and p > 0:
             raise unsupported(name, (input,), why="dropout in training mode is random; call "
                               "module.eval() (or pass training=False) before tracing")
