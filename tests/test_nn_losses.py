@@ -142,3 +142,30 @@ def test_gradient_reads_as_ops():
     assert "+ 0.5 ≥ 0]" in str(g)   # the hinge is active
     assert g.latex() and g.program()
     assert "symgrad" not in g.source("torch")
+
+
+LOGP = {"x": (6, 3, 4)}
+CTC_TARGETS = torch.tensor([[1, 2, 2], [3, 1, 0], [2, 3, 1]])
+
+
+def _ctc(x, *args, **kw):
+    return F.ctc_loss(x.log_softmax(-1), *args, **kw)
+
+
+@pytest.mark.parametrize("f, shapes", [
+    (lambda x: _ctc(x, CTC_TARGETS, [6, 5, 4], [3, 2, 3]) ** 2, LOGP),
+    (lambda x: cubes(F.ctc_loss(x, CTC_TARGETS, torch.tensor([6, 6, 3]), torch.tensor([3, 1, 2]),
+                                reduction="none")), LOGP),
+    (lambda x: F.ctc_loss(x, torch.tensor([1, 2, 2, 3, 3, 1]), [6, 6, 6], [3, 0, 3], blank=3,
+                          reduction="sum"), LOGP),
+    (lambda x: F.ctc_loss(x, CTC_TARGETS, [6, 1, 6], [3, 2, 3], zero_infinity=True), LOGP),
+    (lambda x: cubes(F.ctc_loss(x, torch.tensor([2, 1]), [5], [2], reduction="none")),
+     {"x": (5, 4)}),
+], ids=["mean_log_softmax", "none_raw", "concatenated_sum", "zero_infinity", "unbatched"])
+def test_ctc_loss_against_torch(f, shapes):
+    check(f, shapes, order=1)   # torch's CTC backward has no derivative of its own
+
+
+def test_ctc_loss_impossible_alignment_is_refused():
+    with pytest.raises(sg.UnsupportedOpError, match="zero_infinity=True"):
+        sg.grad_fn(lambda x: F.ctc_loss(x, CTC_TARGETS, [6, 1, 6], [3, 2, 3]), shapes=LOGP)
