@@ -169,3 +169,29 @@ def test_ctc_loss_against_torch(f, shapes):
 def test_ctc_loss_impossible_alignment_is_refused():
     with pytest.raises(sg.UnsupportedOpError, match="zero_infinity=True"):
         sg.grad_fn(lambda x: F.ctc_loss(x, CTC_TARGETS, [6, 1, 6], [3, 2, 3]), shapes=LOGP)
+
+
+def test_multi_head_attention_bias_kv_zero_attn_static_kv():
+    g = torch.Generator().manual_seed(0)
+    E, H, L, S, B = 4, 2, 3, 5, 2
+    W, bi = torch.randn(3 * E, E, dtype=D, generator=g), torch.randn(3 * E, dtype=D, generator=g)
+    Wo, bo = torch.randn(E, E, dtype=D, generator=g), torch.randn(E, dtype=D, generator=g)
+    am = torch.randn(L, S, dtype=D, generator=g)
+    kpm = torch.rand(B, S, generator=g) > 0.7
+    kpm[:, 0] = False
+    sk = torch.randn(B * H, S, E // H, dtype=D, generator=g)
+
+    def biased(q, k, v, bk, bv):
+        o, w = F.multi_head_attention_forward(q, k, v, E, H, W, bi, bk, bv, True, 0.0, Wo, bo,
+                                              training=False, attn_mask=am,
+                                              key_padding_mask=kpm.double() * -1e9)
+        return cubes(o) + (w ** 2).sum()
+
+    def static(q, k, v, sv):
+        o, w = F.multi_head_attention_forward(q, k, v, E, H, W, bi, None, None, True, 0.0, Wo,
+                                              bo, training=False, static_k=sk, static_v=sv)
+        return cubes(o) + (w ** 2).sum()
+
+    qkv = {"q": (L, B, E), "k": (S, B, E), "v": (S, B, E)}
+    check(biased, {**qkv, "bk": (1, 1, E), "bv": (1, 1, E)})
+    check(static, {**qkv, "sv": (B * H, S, E // H)})

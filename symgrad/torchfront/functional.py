@@ -453,10 +453,13 @@ def multi_head_attention_forward(
         is_causal=False):
     """nn.MultiheadAttention's computation: projections, heads, softmax(q kᵀ/√d + mask) v,
     output projection; boolean masks mark the positions that may *not* attend. With
-    ``is_causal`` torch requires the causal ``attn_mask`` too, which is used."""
+    ``is_causal`` torch requires the causal ``attn_mask`` too, which is used. ``bias_k``
+    and ``bias_v`` append one learned key and value, ``add_zero_attn`` one zero key and
+    value (each with a mask column that allows it), ``static_k``/``static_v`` replace the
+    projected keys and values (already split into heads)."""
     name = "torch.nn.functional.multi_head_attention_forward"
-    reject(name, bias_k=bias_k, bias_v=bias_v, add_zero_attn=add_zero_attn, static_k=static_k,
-        static_v=static_v)
+    if (bias_k is None) != (bias_v is None):
+        raise ParameterError(f"{name}: bias_k and bias_v must be given together")
     if training and dropout_p:
         raise unsupported(name, (query,), why="attention dropout in training mode is "
                           "random; call module.eval() before tracing")
@@ -482,7 +485,20 @@ def multi_head_attention_forward(
     def heads(t, length):  # (length, batch, embed) -> (batch * heads, length, head)
         return swap_axes(sgo.reshape(t, (length, batch * num_heads, head)), 0, 1)
 
+    if bias_k is not None:
+        k, v = (sgo.concatenate([t, sgo.broadcast_to(sgo.reshape(b, (1, 1, embed)),
+                                                     (1, batch, embed))], axis=0)
+                for t, b in ((k, bias_k), (v, bias_v)))
+        mask, padding, src = _allow_one_more(mask), _allow_one_more(padding), src + 1
     q, k, v = heads(q, tgt), heads(k, src), heads(v, src)
+    k = k if static_k is None else static_k
+    v = v if static_v is None else static_v
+    src = shape_of(k)[1]
+    if add_zero_attn:
+        import numpy
+        zeros = numpy.zeros((batch * num_heads, 1, head))
+        k, v = sgo.concatenate([k, zeros], axis=1), sgo.concatenate([v, zeros], axis=1)
+        mask, padding, src = _allow_one_more(mask), _allow_one_more(padding), src + 1
     scores = sgo.matmul(q, swap_axes(k, -2, -1)) * (1 / math.sqrt(head))
     if padding is not None:
         padding = sgo.reshape(sgo.broadcast_to(sgo.reshape(padding, (batch, 1, 1, src)),
@@ -503,6 +519,18 @@ def multi_head_attention_forward(
         out = sgo.squeeze(out, 1)
         weights = None if weights is None else sgo.squeeze(weights, 0)
     return out, weights
+
+
+def _allow_one_more(mask):
+    """An additive mask with one more key position at the end, which may be attended."""
+    if mask is None:
+        return None
+    if isinstance(mask, Tensor):
+        import numpy
+        zeros = numpy.zeros(tuple(shape_of(mask)[:-1]) + (1,))
+        return sgo.concatenate([mask, zeros], axis=-1)
+    import numpy
+    return numpy.pad(mask, [(0, 0)] * (mask.ndim - 1) + [(0, 1)])
 
 
 def _is_bool(mask):
