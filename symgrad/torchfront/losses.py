@@ -111,7 +111,7 @@ def _triplet(name, anchor, positive, negative, distance, margin, swap, reduction
     return reduce_loss(_hinge(margin + d_pos - d_neg), reduction, name)
 
 
-@torch_op("F.triplet_margin_loss", "torch.triplet_margin_loss")
+@torch_op("F.triplet_margin_loss")
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
                         size_average=None, reduce=None, reduction="mean"):
     """max(0, margin + d(a, p) - d(a, n)), d the pairwise p-distance; with ``swap`` d(a, n)
