@@ -388,6 +388,10 @@ EXAMPLES.update({
 from torch_examples_pool import EXAMPLES as _POOL_EXAMPLES  # noqa: E402
 EXAMPLES.update({k: Ex(*v) for k, v in _POOL_EXAMPLES.items()})
 
+# nn losses, native norms, ATen softmax/dropout internals (torchfront/losses.py, ctc.py, ...)
+from nn_examples import EXAMPLES as _NN_EXAMPLES  # noqa: E402
+EXAMPLES.update({k: Ex(*v) for k, v in _NN_EXAMPLES.items()})
+
 
 def _registry_examples():
     """An elementwise op that maps a torch name needs no example of its own: it is

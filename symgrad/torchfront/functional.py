@@ -18,9 +18,9 @@ from ..errors import ParameterError, ShapeError
 from .dispatch import (check_float_dtype, constant_array, legacy_reduction, rank_of, reduce_loss,
                        reject, shape_of, torch_op, unsupported)
 from .gather import picked_loss, traced_ids
-from .linalg import p_norm
 from .pointwise import clamp, xlogy
 from .shape import movedim, swap_axes
+from .vector_norm import vector_norm
 
 
 # ----- layers and activations ----------------------------------------------------------
@@ -183,7 +183,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 @torch_op("F.normalize")
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     reject("torch.nn.functional.normalize", out=out)
-    n = p_norm(input, p, dim, True, "torch.nn.functional.normalize")
+    n = vector_norm(input, p, dim, True, "torch.nn.functional.normalize")
     return input / clamp(n, min=eps)
 
 
@@ -202,7 +202,14 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
 
 def _dropout(name):
+    """Identity in evaluation mode (and for p = 0); zeros for p = 1 in training mode (torch
+    drops everything); any other p in training mode draws a random mask: refused."""
     def handler(input, p=0.5, training=True, inplace=False):
+        if not 0 <= p <= 1:
+            raise ParameterError(f"{name}: dropout probability has to be between 0 and 1, "
+                                 f"but got {p}")
+        if training and p == 1:
+            return input * 0.0
         if training and p > 0:
             raise unsupported(name, (input,), why="dropout in training mode is random; call "
                               "module.eval() (or pass training=False) before tracing")
@@ -451,10 +458,13 @@ def multi_head_attention_forward(
         is_causal=False):
     """nn.MultiheadAttention's computation: projections, heads, softmax(q kᵀ/√d + mask) v,
     output projection; boolean masks mark the positions that may *not* attend. With
-    ``is_causal`` torch requires the causal ``attn_mask`` too, which is used."""
+    ``is_causal`` torch requires the causal ``attn_mask`` too, which is used. ``bias_k``
+    and ``bias_v`` append one learned key and value, ``add_zero_attn`` one zero key and
+    value (each with a mask column that allows it), ``static_k``/``static_v`` replace the
+    projected keys and values (already split into heads)."""
     name = "torch.nn.functional.multi_head_attention_forward"
-    reject(name, bias_k=bias_k, bias_v=bias_v, add_zero_attn=add_zero_attn, static_k=static_k,
-        static_v=static_v)
+    if (bias_k is None) != (bias_v is None):
+        raise ParameterError(f"{name}: bias_k and bias_v must be given together")
     if training and dropout_p:
         raise unsupported(name, (query,), why="attention dropout in training mode is "
                           "random; call module.eval() before tracing")
@@ -480,7 +490,20 @@ def multi_head_attention_forward(
     def heads(t, length):  # (length, batch, embed) -> (batch * heads, length, head)
         return swap_axes(sgo.reshape(t, (length, batch * num_heads, head)), 0, 1)
 
+    if bias_k is not None:
+        k, v = (sgo.concatenate([t, sgo.broadcast_to(sgo.reshape(b, (1, 1, embed)),
+                                                     (1, batch, embed))], axis=0)
+                for t, b in ((k, bias_k), (v, bias_v)))
+        mask, padding, src = _allow_one_more(mask), _allow_one_more(padding), src + 1
     q, k, v = heads(q, tgt), heads(k, src), heads(v, src)
+    k = k if static_k is None else static_k
+    v = v if static_v is None else static_v
+    src = shape_of(k)[1]
+    if add_zero_attn:
+        import numpy
+        zeros = numpy.zeros((batch * num_heads, 1, head))
+        k, v = sgo.concatenate([k, zeros], axis=1), sgo.concatenate([v, zeros], axis=1)
+        mask, padding, src = _allow_one_more(mask), _allow_one_more(padding), src + 1
     scores = sgo.matmul(q, swap_axes(k, -2, -1)) * (1 / math.sqrt(head))
     if padding is not None:
         padding = sgo.reshape(sgo.broadcast_to(sgo.reshape(padding, (batch, 1, 1, src)),
@@ -501,6 +524,18 @@ def multi_head_attention_forward(
         out = sgo.squeeze(out, 1)
         weights = None if weights is None else sgo.squeeze(weights, 0)
     return out, weights
+
+
+def _allow_one_more(mask):
+    """An additive mask with one more key position at the end, which may be attended."""
+    if mask is None:
+        return None
+    if isinstance(mask, Tensor):
+        import numpy
+        zeros = numpy.zeros(tuple(shape_of(mask)[:-1]) + (1,))
+        return sgo.concatenate([mask, zeros], axis=-1)
+    import numpy
+    return numpy.pad(mask, [(0, 0)] * (mask.ndim - 1) + [(0, 1)])
 
 
 def _is_bool(mask):

@@ -123,6 +123,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     docstring). Evaluation: by ``running_mean`` and ``running_var``."""
     name = "torch.nn.functional.batch_norm"
     shape = shape_of(input)
+    if len(shape) < 2 and 0 in shape:   # torch lets an empty vector through unchanged
+        return input
     _check_channels(name, shape, running_mean=running_mean, running_var=running_var,
                     weight=weight, bias=bias)
     if training:
