@@ -11,8 +11,8 @@ element goes to. Then a write is one of
   ``grad.gather(dim, index)`` even for overwritten writes);
 * reduce: the writes to each place gathered into a padded table (places x most writes)
   with ``take``, the pads masked to the reduction's identity, then ``amax``/``amin``/
-  ``prod`` over the table; ties share the gradient evenly (self included when it takes
-  part), and prod's gradient is exact at zeros, as torch's.
+  ``prod`` over the table; ties share the gradient evenly, self counted among them (as
+  torch counts it even with include_self=False), and prod's gradient is exact at zeros.
 
 A constant index is needed because which writes collide decides the formula; a symbolic
 integer index is refused with what to do instead.
@@ -172,6 +172,12 @@ def reduce_into(name, x, src, pos, reduce, include_self=True):
     candidates = sgo.where(valid, sgo.take(src, ids, axis=0), _FILL[reduce])
     if include_self:
         candidates = sgo.concat(sgo.reshape(xf, (n, 1)), candidates, axis=1)
+    elif reduce != "prod":
+        # torch counts self among the ties even when it is left out (its share is then
+        # dropped): a detached self joins the candidates exactly where it ties
+        best = sgo.detach({"amax": sgo.amax, "amin": sgo.amin}[reduce](candidates, axis=1))
+        tied = sgo.where(sgo.detach(xf) == best, sgo.detach(xf), _FILL[reduce])
+        candidates = sgo.concat(sgo.reshape(tied, (n, 1)), candidates, axis=1)
     reduced = {"amax": sgo.amax, "amin": sgo.amin, "prod": sgo.prod}[reduce](candidates,
                                                                            axis=1)
     if not include_self:
