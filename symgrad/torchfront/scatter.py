@@ -26,7 +26,7 @@ def _as_vector(x):
     return sgo.reshape(as_tensor(x), (1,)) if rank_of(x) == 0 else x
 
 
-def _along(name, input, dim, index, src_shape=None):
+def _along(name, input, dim, index):
     """(flat places, axis) of scatter-style writes; 0-d inputs read as one element."""
     shape = writes.concrete(name, input) or (1,)
     ids = writes.const_index(name, index)
