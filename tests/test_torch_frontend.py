@@ -392,6 +392,10 @@ EXAMPLES.update({k: Ex(*v) for k, v in _POOL_EXAMPLES.items()})
 from nn_examples import EXAMPLES as _NN_EXAMPLES  # noqa: E402
 EXAMPLES.update({k: Ex(*v) for k, v in _NN_EXAMPLES.items()})
 
+# writes at a constant index, grouped reductions (torchfront/scatter.py, segment.py)
+from scatter_examples import EXAMPLES as _SCATTER_EXAMPLES  # noqa: E402
+EXAMPLES.update({k: Ex(*v) for k, v in _SCATTER_EXAMPLES.items()})
+
 
 def _registry_examples():
     """An elementwise op that maps a torch name needs no example of its own: it is

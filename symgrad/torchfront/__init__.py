@@ -7,4 +7,5 @@ when a mapping needs it."""
 from . import autograd_function, conv, dispatch, factories, functional, gather  # noqa: F401
 from . import linalg, norm, pointwise, pool, recurrent, refusals, shape  # noqa: F401
 from . import activation_internals, ctc, losses, native_norm  # noqa: F401
+from . import scatter, segment  # noqa: F401
 from .dispatch import supported  # noqa: F401

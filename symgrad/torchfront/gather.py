@@ -1,22 +1,22 @@
 """torch's integer-index functions on symbolic Tensors: embedding, index_select, gather,
-take, take_along_dim, scatter_add, scatter_reduce (sum, mean), index_add, one_hot and
-``x[ids]``, over the ops ``take``/``take_along`` and their scatter-add adjoints.
+take, take_along_dim, scatter_add, index_add, one_hot and ``x[ids]``, over the ops
+``take``/``take_along`` and their scatter-add adjoints.
 
 An index may be an integer input (``sg.TensorSpec(dims, dtype="int64")``), a traced
 integer expression or a constant tensor: every form compiles to code that reads the ids
-at call time and raises on one out of range, as torch does. What depends on the values
-of the ids for its shape (masked_select, nonzero, a boolean-mask subscript) or picks one
-of several writes to the same place (scatter, index_copy) has no formula and is refused
-with the alternative.
+at call time and raises on one out of range, as torch does. Writes that need a constant
+index (scatter, index_copy, index_put, the reductions, masked_select) are in
+``scatter.py``; nonzero, whose shape depends on the values, is refused.
 """
 import numpy
 
 from ..core import ops as sgo
-from ..core.build import as_tensor, const
+from ..core.build import as_tensor
 from ..core.graph import Tensor
-from ..core.shapes import fmt_shape, normalize_axis
+from ..core.shapes import broadcast_shapes, fmt_shape, normalize_axis
 from ..errors import ShapeError
-from .dispatch import rank_of, reduce_loss, refuse, reject, shape_of, torch_op, unsupported
+from .dispatch import (constant_array, rank_of, reduce_loss, refuse, reject, shape_of,
+                       torch_op, unsupported)
 
 
 def _is_index(x):
@@ -80,13 +80,30 @@ def index_select(input, dim, index, *, out=None):
 
 @torch_op("torch.take", "Tensor.take")
 def take(input, index):
-    return sgo.take(sgo.reshape(input, (-1,)), index_operand("torch.take", index), axis=0)
+    """Elements of the flattened input; negative ids count from the end, as in torch."""
+    flat = sgo.reshape(input, (-1,))
+    ids = index_operand("torch.take", index)
+    size = shape_of(flat)[0]
+    if isinstance(ids, Tensor) and (ids.is_const or ids.is_array) and isinstance(size, int):
+        ids = constant_array("torch.take", ids, "a constant index").astype(numpy.int64)
+    if isinstance(ids, Tensor):
+        ids = sgo.where(ids < 0, ids + size, ids)
+    else:
+        ids = numpy.where((ids < 0) & (ids >= -size), ids + size, ids)
+    return sgo.take(flat, ids, axis=0)
 
 
 @torch_op("torch.gather", "Tensor.gather")
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     reject("torch.gather", out=out)
     ids = index_operand("torch.gather", index)
+    ids_shape = tuple(shape_of(ids))
+    if 0 in ids_shape:                       # torch allows an empty index of any rank
+        return sgo.broadcast_to(as_tensor(0.0), ids_shape)
+    if rank_of(input) == 0:                  # a 0-d input: one element, the index's shape
+        flat = sgo.reshape(ids, (-1,)) if isinstance(ids, Tensor) else ids.reshape(-1)
+        picked = sgo.take_along(sgo.reshape(input, (1,)), flat, axis=0)
+        return sgo.reshape(picked, ids_shape)
     return sgo.take_along(input, ids, axis=normalize_axis(dim, rank_of(input), "gather"))
 
 
@@ -98,15 +115,23 @@ def take_along_dim(input, indices, dim=None, *, out=None):
         return sgo.take(sgo.reshape(input, (-1,)), sgo.reshape(ids, (-1,))
                         if isinstance(ids, Tensor) else ids.reshape(-1), axis=0)
     axis = normalize_axis(dim, rank_of(input), "take_along_dim")
-    shape = tuple(p if k == axis else q for k, (p, q) in
-                  enumerate(zip(shape_of(ids), shape_of(input))))
-    if isinstance(ids, Tensor):
-        ids = sgo.broadcast_to(ids, shape)
-    else:
-        ids = numpy.broadcast_to(ids, shape)
-    return sgo.take_along(sgo.broadcast_to(input, tuple(
-        shape_of(input)[axis] if k == axis else d for k, d in enumerate(shape))), ids,
-        axis=axis)
+    x_shape, i_shape = tuple(shape_of(input)), tuple(shape_of(ids))
+    if len(i_shape) != len(x_shape):
+        raise ShapeError(f"take_along_dim: indices of shape {fmt_shape(i_shape)} must have "
+                         f"the rank of the input {fmt_shape(x_shape)}")
+    rest = broadcast_shapes(x_shape[:axis] + x_shape[axis + 1:],
+                            i_shape[:axis] + i_shape[axis + 1:])
+    x_to = rest[:axis] + (x_shape[axis],) + rest[axis:]
+    i_to = rest[:axis] + (i_shape[axis],) + rest[axis:]
+    size = x_shape[axis]
+    if isinstance(ids, Tensor) and (ids.is_const or ids.is_array) and isinstance(size, int):
+        ids = constant_array("torch.take_along_dim", ids, "a constant index")
+        ids = numpy.where((ids < 0) & (ids >= -size), ids + size, ids).astype(numpy.int64)
+    elif isinstance(ids, Tensor):            # negative ids count from the end
+        ids = sgo.where(ids < 0, ids + size, ids)
+    ids = sgo.broadcast_to(ids, i_to) if isinstance(ids, Tensor) else \
+        numpy.broadcast_to(ids, i_to)
+    return sgo.take_along(sgo.broadcast_to(input, x_to), ids, axis=axis)
 
 
 def _leading(src, index_shape, name):
@@ -121,35 +146,14 @@ def _leading(src, index_shape, name):
 
 @torch_op("torch.scatter_add", "Tensor.scatter_add")
 def scatter_add(input, dim, index, src):
+    if rank_of(input) == 0:                  # 0-d input, index and src: one element
+        def one(t):
+            return sgo.reshape(t, (1,)) if isinstance(t, Tensor) else numpy.reshape(t, (1,))
+        return sgo.reshape(scatter_add(one(input), 0, one(index), one(src)), ())
     ids = index_operand("torch.scatter_add", index)
     axis = normalize_axis(dim, rank_of(input), "scatter_add")
     src = _leading(src, shape_of(ids), "scatter_add")
     return input + sgo.put_along_add(src, ids, axis=axis, shape=shape_of(input))
-
-
-@torch_op("torch.scatter_reduce", "Tensor.scatter_reduce")
-def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
-    name = "torch.scatter_reduce"
-    if reduce not in ("sum", "mean"):
-        raise unsupported(name, (input,), why=f"reduce={reduce!r}: only 'sum' and 'mean' "
-                          "have a formula here (prod/amax/amin pick among colliding writes)")
-    ids = index_operand(name, index)
-    axis = normalize_axis(dim, rank_of(input), "scatter_reduce")
-    src = _leading(src, shape_of(ids), "scatter_reduce")
-    total = sgo.put_along_add(src, ids, axis=axis, shape=shape_of(input))
-    if reduce == "sum":
-        return input + total if include_self else sgo.where(
-            _written(ids, axis, shape_of(input)) > 0, total, input)
-    count = _written(ids, axis, shape_of(input))
-    if include_self:
-        return (input + total) / (count + 1)
-    return sgo.where(count > 0, total / sgo.maximum(count, 1), input)
-
-
-def _written(ids, axis, shape):
-    """How many writes each place of ``shape`` receives."""
-    ones = sgo.broadcast_to(const(1.0), shape_of(ids))
-    return sgo.detach(sgo.put_along_add(ones, ids, axis=axis, shape=shape))
 
 
 @torch_op("torch.index_add", "Tensor.index_add")
@@ -205,16 +209,6 @@ def one_hot(tensor, num_classes=-1):
 
 
 for _name, _why in {
-    "torch.masked_select": "its result has as many elements as the mask has True values, "
-                           "known only at run time; use torch.where(mask, x, 0) (or "
-                           "masked_fill) and a masked sum instead",
     "torch.nonzero": "its result's shape depends on the values",
-    "torch.scatter": "with repeated indices torch keeps one of the colliding writes, which "
-                     "has no formula; use scatter_add (or scatter_reduce 'sum'/'mean')",
-    "torch.index_copy": "with repeated indices torch keeps one of the colliding writes; use "
-                        "index_add",
-    "torch.masked_scatter": "which source element lands where depends on the mask's values "
-                            "(a running count); use torch.where with a source of the "
-                            "input's shape",
 }.items():
     refuse(_why, _name, "Tensor." + _name.split(".")[-1])
