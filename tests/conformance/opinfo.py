@@ -16,6 +16,7 @@ Needs ``expecttest`` (torch's test helpers import it). This is the first step of
 conformance suite (issue 15): a baseline, not yet part of the default test run.
 """
 import argparse
+import copy
 import inspect
 import signal
 import sys
@@ -183,11 +184,25 @@ def _torch(opinfo, sample, leaves, weights, order):
     return [(a - b) / (2 * FD_STEP) for a, b in zip(up, down)], "differences"
 
 
+def _in_float64(sample, leaves):
+    """The sample with its differentiable leaves in float64: a few samples of a float64
+    variant pass a float32 tensor (cov's aweights), whose torch gradient is then only
+    float32-accurate; the comparison is a float64 one."""
+    table = {id(t): t.detach().to(D).requires_grad_() for t in leaves if t.dtype != D}
+    sample = copy.copy(sample)
+    sample.input, args, sample.kwargs = _replace(
+        [sample.input, list(sample.args), sample.kwargs], table)
+    sample.args = tuple(args)
+    return sample, _leaves([sample.input, list(sample.args), sample.kwargs], [])
+
+
 def check_sample(opinfo, sample, order=1):
     """None when symgrad matches torch on this sample, else (class, detail)."""
     leaves = _leaves([sample.input, list(sample.args), sample.kwargs], [])
     if not leaves:
         return None
+    if any(t.dtype != D for t in leaves):
+        sample, leaves = _in_float64(sample, leaves)
     with torch.no_grad():
         ref_out = _run(opinfo, sample, {})
     weights = [torch.linspace(-1.0, 1.5, o.numel(), dtype=D).reshape(o.shape)
@@ -218,6 +233,21 @@ def check_sample(opinfo, sample, order=1):
     return None
 
 
+def torch_marks_failing(opinfo, test_name):
+    """Whether torch's OpInfo marks ``test_name`` of TestBwdGradients as an expected
+    failure (or skips it) on the CPU in float64: torch's own reference is then known bad."""
+    for info in list(opinfo.decorators) + list(opinfo.skips):
+        if getattr(info, "cls_name", None) != "TestBwdGradients" or \
+                info.test_name != test_name or info.device_type not in (None, "cpu") or \
+                (info.dtypes is not None and D not in info.dtypes) or \
+                not getattr(info, "active_if", True):
+            continue
+        names = [getattr(d, "__name__", "") for d in info.decorators]
+        if "expectedFailure" in names or "skip" in str(info.decorators):
+            return True
+    return False
+
+
 def variant_name(opinfo):
     return opinfo.name + (f".{opinfo.variant_test_name}" if opinfo.variant_test_name else "")
 
@@ -227,6 +257,8 @@ def classify(opinfo, order=1, samples=None, timeout=120):
     torch has no double backward for it) and a detail from its first failing sample."""
     if order == 2 and not opinfo.supports_gradgrad:
         return "n/a", "torch has no double backward"
+    if order == 2 and torch_marks_failing(opinfo, "test_fn_gradgrad"):
+        return "n/a", "torch's OpInfo marks its own second derivative as failing here"
     results = []
     try:
         with time_limit(timeout), warnings.catch_warnings(), np.errstate(all="ignore"):
