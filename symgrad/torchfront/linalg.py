@@ -94,12 +94,6 @@ def slogdet(input, *, out=None):
     return torch.return_types.slogdet(sgo.slogdet(input))
 
 
-@torch_op("linalg.solve")
-def solve(A, B, *, left=True, out=None):
-    reject("torch.linalg.solve", out=out, left=not left)
-    return sgo.solve(A, B)
-
-
 def p_norm(input, p, dim, keepdim, name):
     if p in ("fro", None):
         p = 2
