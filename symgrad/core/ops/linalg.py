@@ -477,9 +477,11 @@ def triu(x, k=0):
 
 
 def _norm_params(op, shapes, axis=None, keepdims=False, ord=2):
-    if isinstance(ord, bool) or not isinstance(ord, (int, float)) or not 0 < ord < math.inf:
-        raise ParameterError(f"{op}: ord must be a positive finite number here, got {ord!r}; "
-                         "the norms for ord=inf and -inf are sg.amax/sg.amin of sg.abs(x)")
+    if isinstance(ord, bool) or not isinstance(ord, (int, float)) or ord == 0 or not (
+            -math.inf < ord < math.inf):
+        raise ParameterError(f"{op}: ord must be a nonzero finite number here, got {ord!r}; "
+                             "the norms for ord=inf and -inf are sg.amax/sg.amin of sg.abs(x), "
+                             "for ord=0 the count of nonzeros")
     return reduce_params(op, shapes, axis=axis, keepdims=keepdims) + (
         ("ord", int(ord) if float(ord).is_integer() else float(ord)),)
 
@@ -532,8 +534,8 @@ def _norm_matrix(m, node, x):
        batch=batching.along_axes)
 def norm(x, axis=None, keepdims=False, ord=2):
     """The p-norm (``ord``, 2 by default: the Euclidean norm of a vector, Frobenius of a
-    matrix) over all axes or along ``axis``; ``torch.linalg.vector_norm``. The gradient is
-    0 where the norm is 0, as torch's."""
+    matrix; negative ord too, (Σ|x|^p)^(1/p)) over all axes or along ``axis``;
+    ``torch.linalg.vector_norm``. The gradient is 0 where the norm is 0, as torch's."""
     if ord in (math.inf, -math.inf):
         extremum = amax if ord > 0 else amin
         return extremum(abs(x), axis=axis, keepdims=keepdims)
