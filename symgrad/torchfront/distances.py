@@ -2,8 +2,9 @@
 ``F.pdist``, ``renorm``, ``cov`` and ``corrcoef``. The distances are p-norms of
 differences, so their gradients at coincident points are the norm's at 0 (0, as
 torch's)."""
+import sympy
+
 from ..core import ops as sgo
-from ..core.build import const
 from ..core.graph import Tensor
 from ..core.shapes import fmt_shape
 from ..errors import ParameterError, ShapeError
@@ -82,16 +83,16 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     w = fweights if aweights is None else (aweights if fweights is None
                                            else fweights * aweights)
     if w is None:
-        w_sum = const(float(observations))
         avg = sgo.mean(x, axis=1)
+        norm_factor = sympy.Max(0, sympy.sympify(observations) - correction)
     else:
         w_sum = sgo.sum(w)
         avg = sgo.sum(x * w, axis=1) / w_sum
-    if w is not None and correction != 0 and aweights is not None:
-        norm_factor = w_sum - correction * sgo.sum(w * aweights) / w_sum
-    else:
-        norm_factor = w_sum - correction
-    norm_factor = sgo.where(norm_factor <= 0, 0.0, norm_factor)
+        if correction != 0 and aweights is not None:
+            norm_factor = w_sum - correction * sgo.sum(w * aweights) / w_sum
+        else:
+            norm_factor = w_sum - correction
+        norm_factor = sgo.where(norm_factor <= 0, 0.0, norm_factor)
     centered = x - sgo.unsqueeze(avg, 1)
     weighted = centered if w is None else centered * w
     c = sgo.matmul(centered, sgo.transpose(weighted)) / norm_factor

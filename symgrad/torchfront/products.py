@@ -2,7 +2,7 @@
 (torch's vector/matrix right-hand side and ``left``), the ``_ex`` variants, cross,
 vecdot, multi_dot, matrix_power, addr, addbmm, kron, tensordot, tensorinv and
 tensorsolve. Each is a composition, so its gradient reads as the ops it is made of."""
-import math
+import sympy
 
 from ..core import ops as sgo
 from ..core.ops.indexing import Slice
@@ -180,7 +180,11 @@ def kron(input, other, *, out=None):
 
 
 def _prod(dims):
-    return math.prod(int(d) for d in dims)
+    """The number of elements of dims (a SymPy product when some are symbolic)."""
+    out = sympy.Integer(1)
+    for d in dims:
+        out *= sympy.sympify(d)
+    return int(out) if out.is_Integer else out
 
 
 def contract(a, b, dims_a, dims_b):
