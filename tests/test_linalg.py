@@ -156,3 +156,26 @@ def test_batched_gradient_reads_as_ops():
 def test_refusals_name_the_op(f, shapes, match):
     with pytest.raises(sg.SymgradError, match=match):
         sg.grad_fn(_scalar(f), shapes=shapes)
+
+
+_RNG = np.random.default_rng(7)
+_A = np.eye(3) + 0.3 * _RNG.standard_normal((2, 3, 3))
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+@pytest.mark.parametrize("f, ref, args", [
+    (sg.solve, lambda a, b: torch.linalg.solve(a, b.expand(2, 3)), (_A, _RNG.standard_normal(3))),
+    (sg.solve, torch.linalg.solve, (_A, _RNG.standard_normal((2, 3, 2)))),
+    (sg.solve, torch.linalg.solve, (_A[0], _RNG.standard_normal((2, 3, 2)))),
+    (sg.det, torch.linalg.det, (_A,)),
+    (sg.inverse, torch.linalg.inv, (_A,)),
+    (sg.logabsdet, lambda a: torch.linalg.slogdet(a)[1], (_A,)),
+    (sg.trace, torch.trace, (_A[0, :2],)),
+], ids=["solve_vector", "solve_matrix", "solve_broadcast", "det", "inverse", "logabsdet",
+        "trace_wide"])
+def test_jacobians_of_batches(f, ref, args, mode):
+    """Jacobians batch the ops (their ``batch`` rules, forward or reverse)."""
+    got = sg.jacobian(f, *args, argnums=tuple(range(len(args))), mode=mode)
+    want = torch.autograd.functional.jacobian(ref, tuple(torch.tensor(a) for a in args))
+    for j, r in zip(got, want):
+        np.testing.assert_allclose(np.asarray(j, dtype=float), r.numpy(), rtol=1e-9, atol=1e-12)
