@@ -93,7 +93,7 @@ DISTANCES = {
     "norm_p0": (lambda a: torch.linalg.norm(a, 0) * a.sum(), {"a": (4,)}),
     "norm_negative": (lambda a: torch.norm(a, -1.5, dim=1), {"a": (3, 4)}),
     "matrix_norm_1": (lambda a: torch.linalg.norm(a, 1), {"a": (3, 4)}),
-    "matrix_norm_-inf": (lambda a: torch.linalg.matrix_norm(a, -float("inf"), keepdim=True),
+    "matrix_norm_-inf": (lambda a: torch.linalg.norm(a, -float("inf"), dim=(2, 0), keepdim=True),
                          {"a": (2, 3, 4)}),
 }
 

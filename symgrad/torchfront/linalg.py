@@ -105,22 +105,6 @@ def p_norm(input, p, dim, keepdim, name):
     raise unsupported(name, (input,), why=f"p={p!r} is not mapped")
 
 
-def matrix_norm(A, ord, dim, keepdim, name):
-    """The matrix norms of the absolute row and column sums (ord ±1: columns, ±inf:
-    rows: their max, or min for a negative ord) and Frobenius'; the spectral and nuclear
-    norms need singular values, which symgrad does not trace."""
-    rows, cols = (d % rank_of(A) for d in dim)
-    if ord == "fro":
-        return sgo.norm(A, axis=(rows, cols), keepdims=keepdim)
-    if ord not in (1, -1, math.inf, -math.inf):
-        raise unsupported(name, (A,), why=f"the matrix norm ord={ord!r} needs singular "
-                          "values; use ord='fro', 1, -1, inf or -inf")
-    summed, picked = (rows, cols) if ord in (1, -1) else (cols, rows)
-    extremum = sgo.amax if ord > 0 else sgo.amin
-    out = extremum(sgo.sum(abs(A), axis=summed, keepdims=True), axis=picked, keepdims=True)
-    return out if keepdim else sgo.squeeze(out, axis=(rows, cols))
-
-
 @torch_op("torch.norm", "Tensor.norm")
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     reject("torch.norm", out=out)
@@ -145,11 +129,30 @@ def linalg_norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
     return p_norm(A, ord, dim, keepdim, "torch.linalg.norm")
 
 
-@torch_op("linalg.matrix_norm")
-def linalg_matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, out=None, dtype=None):
-    reject("torch.linalg.matrix_norm", out=out)
-    check_float_dtype("torch.linalg.matrix_norm", dtype)
-    return matrix_norm(A, ord, dim, keepdim, "torch.linalg.matrix_norm")
+def matrix_norm(A, ord, dim, keepdim, name):
+    """torch.linalg.norm's matrix case: the decompositions' front end has every matrix
+    norm (those of singular values too) when it is there, else the induced norms here."""
+    try:
+        from .decomp import matrix_norm as with_singular_values
+    except ImportError:
+        return induced_norm(A, ord, dim, keepdim, name)
+    return with_singular_values(A, ord, dim, keepdim, name)
+
+
+def induced_norm(A, ord, dim, keepdim, name):
+    """The matrix norms of the absolute row and column sums (ord ±1: columns, ±inf:
+    rows: their max, or min for a negative ord) and Frobenius'; the spectral and nuclear
+    norms need singular values, which symgrad does not trace."""
+    rows, cols = (d % rank_of(A) for d in dim)
+    if ord == "fro":
+        return sgo.norm(A, axis=(rows, cols), keepdims=keepdim)
+    if ord not in (1, -1, math.inf, -math.inf):
+        raise unsupported(name, (A,), why=f"the matrix norm ord={ord!r} needs singular "
+                          "values; use ord='fro', 1, -1, inf or -inf")
+    summed, picked = (rows, cols) if ord in (1, -1) else (cols, rows)
+    extremum = sgo.amax if ord > 0 else sgo.amin
+    out = extremum(sgo.sum(abs(A), axis=summed, keepdims=True), axis=picked, keepdims=True)
+    return out if keepdim else sgo.squeeze(out, axis=(rows, cols))
 
 
 # ----- reductions ---------------------------------------------------------------------

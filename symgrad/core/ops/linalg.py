@@ -58,7 +58,7 @@ def _square(op, shape):
         raise ShapeError(f"{op}: expects a square matrix, got shape {fmt_shape(shape)}")
 
 
-def _batched_square(op, shape):
+def _square_batch(op, shape):
     if len(shape) < 2 or not dims_match(shape[-1], shape[-2]):
         raise ShapeError(f"{op}: expects a square matrix or a batch of them, shape (..., n, n); "
                          f"got shape {fmt_shape(shape)}")
@@ -68,7 +68,7 @@ def batched_square_to(result):
     """The shape rule of an op of a batch of square matrices (leading dims of any size,
     0 included): ``result(shape)`` once checked."""
     def shape(op, shapes, attrs):
-        _batched_square(op, shapes[0])
+        _square_batch(op, shapes[0])
         return result(shapes[0])
     return shape
 
@@ -354,7 +354,7 @@ def slogdet(x):
 
 def _solve_shape(op, shapes, attrs):
     a, b = shapes
-    _batched_square(op, a)
+    _square_batch(op, a)
     if len(b) == 1 and dims_match(a[-1], b[0]):
         return a[:-1]
     if len(b) < 2 or not dims_match(a[-1], b[-2]):
