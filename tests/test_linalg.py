@@ -148,8 +148,9 @@ def test_batched_gradient_reads_as_ops():
 
 
 @pytest.mark.parametrize("f, shapes, match", [
-    (lambda a: torch.linalg.norm(a, "nuc"), {"a": (3, 3)}, "singular values"),
-    (lambda a: torch.linalg.norm(a, 2), {"a": (3, 3)}, "singular values"),
+    (lambda a: torch.linalg.norm(a, 3), {"a": (3, 3)}, "ord=3"),
+    (lambda a: torch.cdist(a, a, p=-1.0), {"a": (3, 2)}, "p must be"),
+    (lambda a: torch.cross(a, a, dim=0), {"a": (2, 3)}, "size 3"),
     (lambda a, b: torch.linalg.tensorinv(a, ind=1) + b, {"a": (2, 3), "b": ()}, "tensorinv"),
     (lambda a: torch.linalg.matrix_power(a, 2), {"a": (2, 3)}, "square"),
 ])
