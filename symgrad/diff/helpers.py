@@ -9,8 +9,7 @@ import sympy
 from ..core.build import const
 from ..core.graph import Tensor
 from ..core.ops import pointwise as pw, reductions as red, shape as sh
-from ..core.ops.indexing import Slice, index
-from ..core.ops.indexing import index_scatter
+from ..core.ops.indexing import Slice, index, index_scatter
 from ..core.ops.linalg import diag, diagonal, eye, matmul, outer as outer_op, solve, trace, tril
 from ..core.ops.nn import log_softmax, one_hot, softmax
 from ..core.shapes import dims_match, numel

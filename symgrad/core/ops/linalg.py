@@ -12,6 +12,7 @@ from ..opdef import defop, public
 from ..shapes import as_dim, broadcast_shapes, dims_match, fmt_shape
 from .. import simplify as simp
 from . import batching, elements, reductions, shape as shape_ops
+from .indexing import Slice, index
 from .pointwise import sign
 from .reductions import REDUCE_PARAMS, amax, amin, reduce_params, reduce_shape, reduce_text, torch_reduce
 
@@ -209,14 +210,14 @@ def outer(x, y):
 
 def _trace_shape(op, shapes, attrs):
     s = shapes[0]
-    if len(s) != 2 or not (dims_match(s[0], s[1]) or all(sympy.sympify(d).is_Integer for d in s)):
+    concrete = all(sympy.sympify(d).is_Integer for d in s)
+    if len(s) != 2 or not (concrete or dims_match(s[0], s[1])):
         raise ShapeError(f"{op}: expects a matrix (square if its dims are symbolic), got "
                          f"shape {fmt_shape(s)}")
     return ()
 
 
 def _trace_batch(node, ins, size):
-    from .indexing import Slice, index
     m, n = node.inputs[0].shape
     k = m if dims_match(m, n) else min(int(m), int(n))
     x = index(ins[0][0], (Slice(0, None, 1), Slice(0, k, 1), Slice(0, k, 1)))
@@ -294,7 +295,8 @@ def eye(n):
 
 # ----- inverses and determinants ---------------------------------------------------------------
 
-@defop("inverse", ("x",), shape=batched_square_to(lambda s: s), batch=same_op, text="inv({x})", latex_precedence="Pow",
+@defop("inverse", ("x",), shape=batched_square_to(lambda s: s), batch=same_op, text="inv({x})",
+       latex_precedence="Pow",
        latex="{x:pow}^{{-1}}", numpy=_checked("numpy.linalg.inv", SINGULAR, "numpy"),
        torch=_checked("torch.linalg.inv", SINGULAR, "torch"),
        matrix=lambda m, node, x: m.inv(x),
@@ -311,7 +313,8 @@ def inv(x):
     return inverse(x)
 
 
-@defop("det", ("x",), shape=batched_square_to(lambda s: s[:-2]), batch=same_op, text="det({x})",
+@defop("det", ("x",), shape=batched_square_to(lambda s: s[:-2]), batch=same_op,
+       text="det({x})",
        latex=_call_latex("det"), numpy="numpy.linalg.det({x})", torch="torch.linalg.det({x})",
        matrix=lambda m, node, x: m.fn("det", x),
        elements=per_matrix(lambda x: elements.matrix(x).det(), 0),
@@ -323,10 +326,12 @@ def det(x):
 
 _LOGDET = ("def _logdet(x):\n"
            "    sign, logabs = numpy.linalg.slogdet(x)\n"
-           "    return numpy.where(sign > 0, logabs, numpy.where(sign == 0, -numpy.inf, numpy.nan))[()]")
+           "    at_zero = numpy.where(sign == 0, -numpy.inf, numpy.nan)\n"
+           "    return numpy.where(sign > 0, logabs, at_zero)[()]")
 
 
-@defop("logdet", ("x",), shape=batched_square_to(lambda s: s[:-2]), batch=same_op, text="logdet({x})", latex_precedence="Mul",
+@defop("logdet", ("x",), shape=batched_square_to(lambda s: s[:-2]), batch=same_op,
+       text="logdet({x})", latex_precedence="Mul",
        latex=r"\log \det {x:pow}", numpy=("_logdet({x})", {"_logdet": _LOGDET}),
        torch="torch.logdet({x})", matrix=lambda m, node, x: m.fn("log det", x),
        elements=per_matrix(lambda x: sympy.log(elements.matrix(x).det()), 0),
@@ -336,7 +341,8 @@ def logdet(x):
     return apply("logdet", x)
 
 
-@defop("logabsdet", ("x",), shape=batched_square_to(lambda s: s[:-2]), batch=same_op, text="logabsdet({x})",
+@defop("logabsdet", ("x",), shape=batched_square_to(lambda s: s[:-2]), batch=same_op,
+       text="logabsdet({x})",
        latex=r"\log \left|\det {x}\right|", numpy="numpy.linalg.slogdet({x})[1]",
        torch="torch.linalg.slogdet({x})[1]", matrix=lambda m, node, x: m.fn("log |det|", x),
        elements=per_matrix(lambda x: sympy.log(sympy.Abs(elements.matrix(x).det())), 0))
