@@ -1172,3 +1172,51 @@ spec("relu_grad", lambda g, x: sg.core.ops.relu_grad(g, x),
          Case("at_kink", {"g": (5,), "x": (5,)}, samplers={"x": TIES}),
          Case("symbolic", {"g": ("n",), "x": ("n",)}, dims={"n": 3}),
      ], samplers={"x": NONZERO})
+
+
+# ----- linear algebra and distances (issue 15): batches of matrices, rectangular trace,
+# norms of negative order ---------------------------------------------------------------
+
+def batched_spd(shape, rng):
+    """A batch of symmetric positive-definite matrices."""
+    a = rng.standard_normal(shape)
+    return a @ np.swapaxes(a, -1, -2) / shape[-1] + np.eye(shape[-1])
+
+
+SPECS["trace"].cases += [
+    Case("wide", {"x": (2, 3)}),
+    Case("tall", {"x": (4, 2)}),
+    Case("row", {"x": (1, 3)}),
+]
+SPECS["inverse"].cases += [
+    Case("batch", {"x": (2, 3, 3)}),
+    Case("batch2", {"x": (2, 1, 2, 2)}),
+    Case("symbolic_batch", {"x": ("B", 3, 3)}, dims={"B": 2}),
+]
+SPECS["det"].cases += [
+    Case("batch", {"x": (2, 3, 3)}),
+    Case("symbolic_batch", {"x": ("B", "n", "n")}, dims={"B": 2, "n": 3}),
+    Case("negative_batch", {"x": (2, 3, 3)}, samplers={"x": negative_det}),
+]
+SPECS["logdet"].cases += [
+    Case("batch", {"x": (2, 3, 3)}, samplers={"x": batched_spd}),
+    Case("symbolic_batch", {"x": ("B", 3, 3)}, dims={"B": 3}, samplers={"x": batched_spd}),
+]
+SPECS["logabsdet"].cases += [
+    Case("batch", {"x": (3, 2, 2)}),
+    Case("negative_batch", {"x": (2, 3, 3)}, samplers={"x": negative_det}),
+]
+SPECS["solve"].cases += [
+    Case("batch_vector", {"a": (2, 3, 3), "b": (3,)}),
+    Case("batch_matrix", {"a": (2, 3, 3), "b": (2, 3, 2)}),
+    Case("broadcast_a", {"a": (3, 3), "b": (2, 3, 2)}),
+    Case("broadcast_both", {"a": (2, 1, 3, 3), "b": (4, 3, 1)}),
+    Case("symbolic_batch", {"a": ("B", "n", "n"), "b": ("B", "n", "k")},
+         dims={"B": 2, "n": 3, "k": 2}),
+]
+SPECS["norm"].cases += [
+    Case("p-1", {"x": (4,)}, params={"ord": -1}, samplers={"x": NONZERO}),
+    Case("p-0.5_rows", {"x": (3, 4)}, params={"axis": 1, "ord": -0.5}, samplers={"x": NONZERO}),
+    Case("p-2_keepdims", {"x": (3, 4)}, params={"axis": 0, "keepdims": True, "ord": -2},
+         samplers={"x": NONZERO}),
+]

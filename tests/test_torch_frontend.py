@@ -387,6 +387,8 @@ EXAMPLES.update({
 # pooling, interpolation and normalisation (torchfront/pool.py, norm.py)
 from torch_examples_pool import EXAMPLES as _POOL_EXAMPLES  # noqa: E402
 EXAMPLES.update({k: Ex(*v) for k, v in _POOL_EXAMPLES.items()})
+from torch_examples_linalg import EXAMPLES as _LINALG_EXAMPLES  # noqa: E402  (issue 15)
+EXAMPLES.update({k: Ex(*v) for k, v in _LINALG_EXAMPLES.items()})
 
 # nn losses, native norms, ATen softmax/dropout internals (torchfront/losses.py, ctc.py, ...)
 from nn_examples import EXAMPLES as _NN_EXAMPLES  # noqa: E402

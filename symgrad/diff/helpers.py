@@ -9,13 +9,14 @@ import sympy
 from ..core.build import const
 from ..core.graph import Tensor
 from ..core.ops import pointwise as pw, reductions as red, shape as sh
-from ..core.ops.indexing import Slice, index
-from ..core.ops.linalg import diag, diagonal, eye, matmul, outer as outer_op, solve, tril
+from ..core.ops.indexing import Slice, index, index_scatter
+from ..core.ops.linalg import diag, diagonal, eye, matmul, outer as outer_op, solve, trace, tril
 from ..core.ops.nn import log_softmax, one_hot, softmax
-from ..core.shapes import numel
+from ..core.shapes import dims_match, numel
 
 __all__ = ["size_along", "expand_reduced", "count", "sum_to", "shape_of", "inverse_permutation", "matmul_grad_x",
            "matmul_grad_y", "clamp_mask", "outer", "eye_like", "mT", "solve_grad_a", "on_diagonal",
+           "solve_grad_b", "solve_jvp", "per_matrix", "matrix_trace",
            "norm_grad", "norm_jvp", "tril_half", "cholesky_grad", "extremum_grad", "extremum_jvp",
            "prod_others", "centered", "loss_grad", "cross_entropy_grad",
            "cross_entropy_target_grad", "cross_entropy_jvp", "concat_grad_x", "concat_grad_y",
@@ -118,9 +119,14 @@ def clamp_mask(x, lo, hi):
 
 
 def on_diagonal(grad, x):
-    """The scalar ``grad`` on the diagonal of a matrix of x's (square) size, exactly 0 off
-    it, even where grad is not finite."""
-    return diag(sh.broadcast_to(grad, (x.shape[-1],)))
+    """The scalar ``grad`` on the diagonal of a matrix of x's size (square or not),
+    exactly 0 off it, even where grad is not finite."""
+    m, n = x.shape[-2], x.shape[-1]
+    if dims_match(m, n):
+        return diag(sh.broadcast_to(grad, (n,)))
+    k = min(int(m), int(n))
+    return index_scatter(diag(sh.broadcast_to(grad, (k,))), (m, n),
+                         (Slice(0, k, 1), Slice(0, k, 1)))
 
 
 def eye_like(x):
@@ -128,12 +134,51 @@ def eye_like(x):
     return eye(x.shape[-1])
 
 
-def solve_grad_a(grad, a, result):
-    """d solve(A, B)/dA applied to ``grad``: -A⁻ᵀ grad Xᵀ with X = solve(A, B)."""
-    g = solve(sh.transpose(a), grad)
+def _vector_for_batch(a, b):
+    """B is one vector solved against each matrix of a batch A: the result is a batch of
+    vectors, handled as columns (..., n, 1)."""
+    return b.ndim == 1 and a.ndim > 2
+
+
+def solve_grad_a(grad, a, b, result):
+    """d solve(A, B)/dA applied to ``grad``: -A⁻ᵀ grad Xᵀ with X = solve(A, B) (batch
+    dims are summed back to A's shape by the sweep)."""
+    if _vector_for_batch(a, b):
+        grad, result = sh.unsqueeze(grad, -1), sh.unsqueeze(result, -1)
+    g = solve(mT(a), grad)
     if result.ndim == 1:
         return -outer(g, result)
-    return -matmul(g, sh.transpose(result))
+    return -matmul(g, mT(result))
+
+
+def solve_grad_b(grad, a, b):
+    """d solve(A, B)/dB applied to ``grad``: A⁻ᵀ grad."""
+    if _vector_for_batch(a, b):
+        return sh.squeeze(solve(mT(a), sh.unsqueeze(grad, -1)), -1)
+    return solve(mT(a), grad)
+
+
+def solve_jvp(a, b, a_t, b_t, result):
+    """The tangent of X = solve(A, B): A⁻¹ (Ḃ - Ȧ X)."""
+    if _vector_for_batch(a, b):
+        rhs = sh.unsqueeze(b_t, -1) - matmul(a_t, sh.unsqueeze(result, -1))
+        return sh.squeeze(solve(a, rhs), -1)
+    return solve(a, b_t - matmul(a_t, result))
+
+
+def per_matrix(s, x):
+    """One scalar per matrix of the batch x (shape x.shape[:-2]) shaped to scale x's
+    matrices: (..., 1, 1)."""
+    if x.ndim == 2:
+        return s
+    return sh.unsqueeze(sh.unsqueeze(s, -1), -1)
+
+
+def matrix_trace(m):
+    """The trace of each matrix of a batch."""
+    if m.ndim == 2:
+        return trace(m)
+    return red.sum(m * eye(m.shape[-1]), axis=(m.ndim - 2, m.ndim - 1))
 
 
 def tril_half(x):

@@ -9,3 +9,4 @@ from . import linalg, norm, pointwise, pool, recurrent, refusals, shape  # noqa:
 from . import activation_internals, ctc, losses, native_norm  # noqa: F401
 from . import scatter, segment  # noqa: F401
 from .dispatch import supported  # noqa: F401
+from . import distances, products  # noqa: F401,E402  (linear algebra, issue 15)

@@ -94,18 +94,14 @@ def slogdet(input, *, out=None):
     return torch.return_types.slogdet(sgo.slogdet(input))
 
 
-@torch_op("linalg.solve")
-def solve(A, B, *, left=True, out=None):
-    reject("torch.linalg.solve", out=out, left=not left)
-    return sgo.solve(A, B)
-
-
 def p_norm(input, p, dim, keepdim, name):
     if p in ("fro", None):
         p = 2
-    if isinstance(p, (int, float)) and not isinstance(p, bool) and (
-            p > 0 or p == -math.inf):
+    if isinstance(p, (int, float)) and not isinstance(p, bool) and p != 0 and p == p:
         return sgo.norm(input, axis=dim_arg(dim), keepdims=keepdim, ord=p)
+    if p == 0 and not isinstance(p, bool):
+        nonzero = sgo.where(input != 0, 1.0, 0.0)
+        return sgo.sum(nonzero, axis=dim_arg(dim), keepdims=keepdim)
     raise unsupported(name, (input,), why=f"p={p!r} is not mapped")
 
 
@@ -127,10 +123,36 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
 def linalg_norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
     reject("torch.linalg.norm", out=out)
     check_float_dtype("torch.linalg.norm", dtype)
-    if ord not in (None, "fro") and (dim is None and rank_of(A) == 2 or
-                                     isinstance(dim, (tuple, list)) and len(dim) == 2):
-        raise unsupported("torch.linalg.norm", (A,), why=f"matrix norm ord={ord!r}")
+    if ord is not None and (dim is None and rank_of(A) == 2 or
+                            isinstance(dim, (tuple, list)) and len(dim) == 2):
+        return matrix_norm(A, ord, dim or (0, 1), keepdim, "torch.linalg.norm")
     return p_norm(A, ord, dim, keepdim, "torch.linalg.norm")
+
+
+def matrix_norm(A, ord, dim, keepdim, name):
+    """torch.linalg.norm's matrix case: the decompositions' front end has every matrix
+    norm (those of singular values too) when it is there, else the induced norms here."""
+    try:
+        from .decomp import matrix_norm as with_singular_values
+    except ImportError:
+        return induced_norm(A, ord, dim, keepdim, name)
+    return with_singular_values(A, ord, dim, keepdim, name)
+
+
+def induced_norm(A, ord, dim, keepdim, name):
+    """The matrix norms of the absolute row and column sums (ord ±1: columns, ±inf:
+    rows: their max, or min for a negative ord) and Frobenius'; the spectral and nuclear
+    norms need singular values, which symgrad does not trace."""
+    rows, cols = (d % rank_of(A) for d in dim)
+    if ord == "fro":
+        return sgo.norm(A, axis=(rows, cols), keepdims=keepdim)
+    if ord not in (1, -1, math.inf, -math.inf):
+        raise unsupported(name, (A,), why=f"the matrix norm ord={ord!r} needs singular "
+                          "values; use ord='fro', 1, -1, inf or -inf")
+    summed, picked = (rows, cols) if ord in (1, -1) else (cols, rows)
+    extremum = sgo.amax if ord > 0 else sgo.amin
+    out = extremum(sgo.sum(abs(A), axis=summed, keepdims=True), axis=picked, keepdims=True)
+    return out if keepdim else sgo.squeeze(out, axis=(rows, cols))
 
 
 # ----- reductions ---------------------------------------------------------------------

@@ -12,6 +12,7 @@ from ..opdef import defop, public
 from ..shapes import as_dim, broadcast_shapes, dims_match, fmt_shape
 from .. import simplify as simp
 from . import batching, elements, reductions, shape as shape_ops
+from .indexing import Slice, index
 from .pointwise import sign
 from .reductions import REDUCE_PARAMS, amax, amin, reduce_params, reduce_shape, reduce_text, torch_reduce
 
@@ -56,6 +57,37 @@ def _vectors(op, shapes, same_length):
 def _square(op, shape):
     if len(shape) != 2 or not dims_match(shape[0], shape[1]):
         raise ShapeError(f"{op}: expects a square matrix, got shape {fmt_shape(shape)}")
+
+
+def _square_batch(op, shape):
+    if len(shape) < 2 or not dims_match(shape[-1], shape[-2]):
+        raise ShapeError(f"{op}: expects a square matrix or a batch of them, shape (..., n, n); "
+                         f"got shape {fmt_shape(shape)}")
+
+
+def batched_square_to(result):
+    """The shape rule of an op of a batch of square matrices (leading dims of any size,
+    0 included): ``result(shape)`` once checked."""
+    def shape(op, shapes, attrs):
+        _square_batch(op, shapes[0])
+        return result(shapes[0])
+    return shape
+
+
+def per_matrix(fn, rank=2):
+    """The element form applying ``fn`` to each matrix of a batch (``rank`` 2: fn
+    returns a matrix, 0: a scalar)."""
+    def form(ctx, x):
+        out = numpy.empty(x.shape[:-2] + x.shape[x.ndim - rank:], dtype=object)
+        for idx in numpy.ndindex(*x.shape[:-2]):
+            out[idx] = fn(x[idx])
+        return out if out.ndim else out[()]
+    return form
+
+
+def same_op(node, ins, size):
+    """The batching rule of an op of a batch of matrices: the new axis is one more."""
+    return make(node.op, (ins[0][0],), node.params)
 
 
 def square_to(result):
@@ -176,17 +208,29 @@ def outer(x, y):
 
 # ----- diagonals ------------------------------------------------------------------------------
 
+def _trace_shape(op, shapes, attrs):
+    s = shapes[0]
+    concrete = all(sympy.sympify(d).is_Integer for d in s)
+    if len(s) != 2 or not (concrete or dims_match(s[0], s[1])):
+        raise ShapeError(f"{op}: expects a matrix (square if its dims are symbolic), got "
+                         f"shape {fmt_shape(s)}")
+    return ()
+
+
 def _trace_batch(node, ins, size):
-    return reductions.sum(ins[0][0] * eye(node.inputs[0].shape[0]), axis=(1, 2))
+    m, n = node.inputs[0].shape
+    k = m if dims_match(m, n) else min(int(m), int(n))
+    x = index(ins[0][0], (Slice(0, None, 1), Slice(0, k, 1), Slice(0, k, 1)))
+    return reductions.sum(x * eye(k), axis=(1, 2))
 
 
-@defop("trace", ("x",), shape=square_to(lambda s: ()), text="trace({x})",
+@defop("trace", ("x",), shape=_trace_shape, text="trace({x})",
        latex=_call_latex("tr"), numpy="numpy.trace({x})", torch="torch.trace({x})",
        matrix=lambda m, node, x: m.fn("tr", x),
        elements=lambda ctx, x: numpy.sum(numpy.diagonal(x)), batch=_trace_batch,
        torch_names=("torch.trace", "torch.Tensor.trace"))
 def trace(x):
-    """The sum of the diagonal of a square matrix."""
+    """The sum of the diagonal of a matrix (square or not, like ``torch.trace``)."""
     return apply("trace", x)
 
 
@@ -254,11 +298,12 @@ def eye(n):
 
 # ----- inverses and determinants ---------------------------------------------------------------
 
-@defop("inverse", ("x",), shape=square_to(lambda s: s), text="inv({x})", latex_precedence="Pow",
+@defop("inverse", ("x",), shape=batched_square_to(lambda s: s), batch=same_op, text="inv({x})",
+       latex_precedence="Pow",
        latex="{x:pow}^{{-1}}", numpy=_checked("numpy.linalg.inv", SINGULAR, "numpy"),
        torch=_checked("torch.linalg.inv", SINGULAR, "torch"),
        matrix=lambda m, node, x: m.inv(x),
-       elements=lambda ctx, x: elements.array(elements.matrix(x).inv(), x.shape),
+       elements=per_matrix(lambda x: elements.array(elements.matrix(x).inv(), x.shape)),
        torch_names=("torch.inverse", "torch.linalg.inv", "torch.Tensor.inverse"))
 def inverse(x):
     """The inverse of a square matrix."""
@@ -271,10 +316,11 @@ def inv(x):
     return inverse(x)
 
 
-@defop("det", ("x",), shape=square_to(lambda s: ()), text="det({x})",
+@defop("det", ("x",), shape=batched_square_to(lambda s: s[:-2]), batch=same_op,
+       text="det({x})",
        latex=_call_latex("det"), numpy="numpy.linalg.det({x})", torch="torch.linalg.det({x})",
        matrix=lambda m, node, x: m.fn("det", x),
-       elements=lambda ctx, x: elements.matrix(x).det(),
+       elements=per_matrix(lambda x: elements.matrix(x).det(), 0),
        torch_names=("torch.det", "torch.linalg.det", "torch.Tensor.det"))
 def det(x):
     """The determinant of a square matrix."""
@@ -283,23 +329,26 @@ def det(x):
 
 _LOGDET = ("def _logdet(x):\n"
            "    sign, logabs = numpy.linalg.slogdet(x)\n"
-           "    return logabs if sign > 0 else (-math.inf if sign == 0 else math.nan)")
+           "    at_zero = numpy.where(sign == 0, -numpy.inf, numpy.nan)\n"
+           "    return numpy.where(sign > 0, logabs, at_zero)[()]")
 
 
-@defop("logdet", ("x",), shape=square_to(lambda s: ()), text="logdet({x})", latex_precedence="Mul",
+@defop("logdet", ("x",), shape=batched_square_to(lambda s: s[:-2]), batch=same_op,
+       text="logdet({x})", latex_precedence="Mul",
        latex=r"\log \det {x:pow}", numpy=("_logdet({x})", {"_logdet": _LOGDET}),
        torch="torch.logdet({x})", matrix=lambda m, node, x: m.fn("log det", x),
-       elements=lambda ctx, x: sympy.log(elements.matrix(x).det()),
+       elements=per_matrix(lambda x: sympy.log(elements.matrix(x).det()), 0),
        torch_names=("torch.logdet", "torch.Tensor.logdet"))
 def logdet(x):
     """log det X; nan when det X < 0 (like ``torch.logdet``)."""
     return apply("logdet", x)
 
 
-@defop("logabsdet", ("x",), shape=square_to(lambda s: ()), text="logabsdet({x})",
+@defop("logabsdet", ("x",), shape=batched_square_to(lambda s: s[:-2]), batch=same_op,
+       text="logabsdet({x})",
        latex=r"\log \left|\det {x}\right|", numpy="numpy.linalg.slogdet({x})[1]",
        torch="torch.linalg.slogdet({x})[1]", matrix=lambda m, node, x: m.fn("log |det|", x),
-       elements=lambda ctx, x: sympy.log(sympy.Abs(elements.matrix(x).det())))
+       elements=per_matrix(lambda x: sympy.log(sympy.Abs(elements.matrix(x).det())), 0))
 def logabsdet(x):
     """log |det X|."""
     return apply("logabsdet", x)
@@ -314,40 +363,63 @@ def slogdet(x):
 
 def _solve_shape(op, shapes, attrs):
     a, b = shapes
-    _square(op, a)
-    if len(b) not in (1, 2) or not dims_match(a[0], b[0]):
+    _square_batch(op, a)
+    if len(b) == 1 and dims_match(a[-1], b[0]):
+        return a[:-1]
+    if len(b) < 2 or not dims_match(a[-1], b[-2]):
         raise ShapeError(f"solve: A has shape {fmt_shape(a)}, so B must have shape "
-                         f"({a[0]},) or ({a[0]}, k); got {fmt_shape(b)}")
-    return b
+                         f"({a[-1]},) or (..., {a[-1]}, k); got {fmt_shape(b)}")
+    return broadcast_shapes(a[:-2], b[:-2], op=op) + b[-2:]
 
 
 def _solve_elements(ctx, a, b):
-    column = b.reshape(b.shape[0], -1)
-    return elements.array(elements.matrix(a).LUsolve(elements.matrix(column)), b.shape)
+    vector = b.ndim == 1
+    cols = b.reshape(b.shape + (1,)) if vector else b
+    batch = tuple(ctx.shape[:-1] if vector else ctx.shape[:-2])
+    a = numpy.broadcast_to(a, batch + a.shape[-2:])
+    cols = numpy.broadcast_to(cols, batch + cols.shape[-2:])
+    out = numpy.empty(batch + cols.shape[-2:], dtype=object)
+    for idx in numpy.ndindex(*batch):
+        out[idx] = elements.array(elements.matrix(a[idx]).LUsolve(elements.matrix(cols[idx])),
+                                  cols.shape[-2:])
+    return out.reshape(ctx.shape)
 
 
 def _solve_batch(node, ins, size):
-    """solve(A, B) with only B batched: the batch goes into B's columns."""
-    reshape, transpose = shape_ops.reshape, shape_ops.transpose
+    """solve(A, B) with a new leading axis on A and/or B: operands lifted to the result's
+    rank (a batched vector B becomes a batch of columns)."""
     (a, ba), (b, bb) = ins
+    vector = len(node.inputs[1].shape) == 1
+    rank = len(node.shape) + (1 if vector else 0)
     if ba:
-        return None
-    if len(node.shape) == 1:
-        return transpose(make("solve", (a, transpose(b))))
-    n, k = node.shape
-    cols = reshape(transpose(b, (1, 0, 2)), (n, size * k))
-    out = reshape(make("solve", (a, cols)), (n, size, k))
-    return transpose(out, (1, 0, 2))
+        a = batching.lift(a, rank, size)
+    if bb and vector:
+        cols = batching.lift(shape_ops.unsqueeze(b, -1), rank, size)
+        return shape_ops.squeeze(make("solve", (a, cols)), -1)
+    if bb:
+        b = batching.lift(b, rank, size)
+    return make("solve", (a, b))
+
+
+_SOLVE_TORCH = ("def _torch_linalg_solve(a, b):\n"
+                "    if b.ndim > 1 and b.ndim == a.ndim - 1:\n"
+                "        b = b.unsqueeze(0)\n"
+                "    try:\n"
+                "        return torch.linalg.solve(a, b)\n"
+                "    except torch.linalg.LinAlgError as e:\n"
+                "        raise ArgumentError('torch.linalg.solve: ' + str(e) + ' (" + SINGULAR
+                + ")') from None")
 
 
 @defop("solve", ("a", "b"), shape=_solve_shape, text="solve({a}, {b})",
        latex_precedence="Mul",
        latex="{a:pow}^{{-1}} {b:mul}", numpy=_checked("numpy.linalg.solve", SINGULAR, "numpy"),
-       torch=_checked("torch.linalg.solve", SINGULAR, "torch"),
+       torch=("_torch_linalg_solve({a}, {b})", {"_torch_linalg_solve": _SOLVE_TORCH}),
        matrix=lambda m, node, a, b: m.mm(m.inv(a), b),
        elements=_solve_elements, batch=_solve_batch)
 def solve(a, b):
-    """A⁻¹B without forming the inverse."""
+    """A⁻¹B without forming the inverse, for a matrix or a batch of them A (..., n, n) and
+    B of shape (n,) or (..., n, k), batch dims broadcast (``numpy.linalg.solve``)."""
     return apply("solve", a, b)
 
 
@@ -422,9 +494,11 @@ def triu(x, k=0):
 
 
 def _norm_params(op, shapes, axis=None, keepdims=False, ord=2):
-    if isinstance(ord, bool) or not isinstance(ord, (int, float)) or not 0 < ord < math.inf:
-        raise ParameterError(f"{op}: ord must be a positive finite number here, got {ord!r}; "
-                         "the norms for ord=inf and -inf are sg.amax/sg.amin of sg.abs(x)")
+    if isinstance(ord, bool) or not isinstance(ord, (int, float)) or ord == 0 or not (
+            -math.inf < ord < math.inf):
+        raise ParameterError(f"{op}: ord must be a nonzero finite number here, got {ord!r}; "
+                             "the norms for ord=inf and -inf are sg.amax/sg.amin of sg.abs(x), "
+                             "for ord=0 the count of nonzeros")
     return reduce_params(op, shapes, axis=axis, keepdims=keepdims) + (
         ("ord", int(ord) if float(ord).is_integer() else float(ord)),)
 
@@ -477,8 +551,8 @@ def _norm_matrix(m, node, x):
        batch=batching.along_axes)
 def norm(x, axis=None, keepdims=False, ord=2):
     """The p-norm (``ord``, 2 by default: the Euclidean norm of a vector, Frobenius of a
-    matrix) over all axes or along ``axis``; ``torch.linalg.vector_norm``. The gradient is
-    0 where the norm is 0, as torch's."""
+    matrix; negative ord too, (Σ|x|^p)^(1/p)) over all axes or along ``axis``;
+    ``torch.linalg.vector_norm``. The gradient is 0 where the norm is 0, as torch's."""
     if ord in (math.inf, -math.inf):
         extremum = amax if ord > 0 else amin
         return extremum(abs(x), axis=axis, keepdims=keepdims)
