@@ -201,8 +201,8 @@ def prod(x, axis=None, keepdims=False):
 
 
 def _stat_params(op, shapes, axis=None, correction=1, keepdims=False):
-    if not isinstance(correction, (int, float)) or correction < 0:
-        raise ParameterError(f"{op}: correction must be a non-negative number, got {correction!r}")
+    if isinstance(correction, bool) or not isinstance(correction, (int, float)):
+        raise ParameterError(f"{op}: correction must be a number, got {correction!r}")
     return reduce_params(op, shapes, axis=axis, keepdims=keepdims) + (
         ("correction", correction),)
 
@@ -257,5 +257,8 @@ def _cumsum_params(op, shapes, axis):
        batch=batching.along_axes,
        torch_names=("torch.cumsum", "torch.Tensor.cumsum"))
 def cumsum(x, axis):
-    """Running sums along ``axis``."""
+    """Running sums along ``axis`` (a 0-d ``x`` is its own running sum, as in torch)."""
+    if getattr(x, "shape", None) == ():
+        normalize_axis(axis, 1, "cumsum")
+        return x
     return apply("cumsum", x, axis=axis)
