@@ -93,11 +93,12 @@ def _line_elements(name):
     """Per-element forms: the index at a position is an opaque function of its slice."""
     f = sympy.Function(name)
 
-    def elements(ctx, x):
+    def elements(ctx, x, *scalars):
         a = ctx.attrs["axis"]
         out = numpy.empty(tuple(int(d) for d in ctx.shape), dtype=object)
+        extra = [numpy.asarray(v, dtype=object)[()] for v in scalars]
         for p in numpy.ndindex(*out.shape):
-            out[p] = f(p[a], *x[p[:a] + (slice(None),) + p[a + 1:]])
+            out[p] = f(p[a], *extra, *x[p[:a] + (slice(None),) + p[a + 1:]])
         return out
     return elements
 
@@ -119,8 +120,8 @@ def _int_kind(op, inputs):
     return "int"
 
 
-def _index_op(name, params, shape, numpy_code, torch_code, **kw):
-    return defop(name, ("x",), params=params, shape=shape, kind=_int_kind,
+def _index_op(name, params, shape, numpy_code, torch_code, inputs=("x",), **kw):
+    return defop(name, inputs, params=params, shape=shape, kind=_int_kind,
                  differentiable=False, fresh=True, numpy=numpy_code, torch=torch_code,
                  elements=_line_elements(name), **kw)
 
@@ -216,3 +217,60 @@ def running_index(x, axis=-1, largest=True):
     """Where the running maximum (``largest``) or minimum of ``x`` along ``axis`` was
     last reached (torch.cummax/cummin's indices: a tie or a NaN moves it on)."""
     return apply("running_index", x, axis=axis, largest=largest)
+
+
+# ----- quantiles: where torch.quantile reads the sorted slice -----------------------------------
+
+_QUANTILE_NUMPY = (
+    "def _quantile_index(x, axis, q, ignore_nan, interpolation, above):\n"
+    "    x = numpy.asarray(x, dtype=float)\n"
+    "    n, nan = x.shape[axis], numpy.isnan(x)\n"
+    "    if ignore_nan:\n"
+    "        rank = numpy.maximum(q * (numpy.sum(~nan, axis=axis, keepdims=True) - 1), 0)\n"
+    "    else:\n"
+    "        rank = numpy.where(numpy.any(nan, axis=axis, keepdims=True), n - 1, q * (n - 1))\n"
+    "    adjust = {'lower': numpy.floor, 'higher': numpy.ceil, 'nearest': numpy.round}\n"
+    "    rank = adjust.get(interpolation, lambda r: r)(rank)\n"
+    "    return (numpy.ceil(rank) if above else numpy.floor(rank)).astype(numpy.int64)")
+_QUANTILE_TORCH = (
+    "def _quantile_index(x, axis, q, ignore_nan, interpolation, above):\n"
+    "    x = torch.as_tensor(x, dtype=torch.float64)\n"
+    "    n, nan = x.shape[axis], torch.isnan(x)\n"
+    "    if ignore_nan:\n"
+    "        rank = (q * ((~nan).sum(axis, keepdim=True) - 1)).clamp(min=0)\n"
+    "    else:\n"
+    "        rank = torch.where(nan.any(axis, keepdim=True), float(n - 1), q * (n - 1))\n"
+    "    adjust = {'lower': torch.floor, 'higher': torch.ceil, 'nearest': torch.round}\n"
+    "    rank = adjust.get(interpolation, lambda r: r)(rank)\n"
+    "    return (torch.ceil(rank) if above else torch.floor(rank)).long()")
+INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile_params(op, shapes, axis=-1, ignore_nan=False, interpolation="linear",
+                     above=False):
+    if interpolation not in INTERPOLATIONS:
+        raise ParameterError(f"{op}: interpolation must be one of {INTERPOLATIONS}, got "
+                             f"{interpolation!r}")
+    if shapes[1]:
+        raise ShapeError(f"{op}: q must be 0-d, got shape {fmt_shape(shapes[1])}")
+    return _axis_only(op, shapes, axis) + (
+        ("ignore_nan", bool(ignore_nan)),
+        ("interpolation", interpolation), ("above", bool(above)))
+
+
+_QUANTILE_CALL = "_quantile_index({x}, {axis}, {q}, {ignore_nan}, {interpolation}, {above})"
+
+
+@_index_op("quantile_index", _quantile_params, lambda op, s, a: _kept(op, s[:1], a),
+           (_QUANTILE_CALL, {"_quantile_index": _QUANTILE_NUMPY}),
+           (_QUANTILE_CALL, {"_quantile_index": _QUANTILE_TORCH}),
+           text="quantile_index({x}, axis={axis}, q={q}, ignore_nan={ignore_nan}, "
+                "interpolation={interpolation}, above={above})",
+           latex=r"\operatorname{{rank}}_{{{q}}}\left({x}\right)", inputs=("x", "q"))
+def quantile_index(x, q, axis=-1, ignore_nan=False, interpolation="linear", above=False):
+    """Position in the sorted slice of ``x`` along ``axis`` at or below (``above``: at or
+    above) the ``q``-quantile's rank, as torch.quantile reads it: rank q·(n - 1), moved to
+    the last place where a slice holds a NaN, or with ``ignore_nan`` q·(valid - 1); then
+    rounded as ``interpolation`` says. ``q`` is a 0-d level in [0, 1]. Axis kept as size 1."""
+    return apply("quantile_index", x, q, axis=axis, ignore_nan=ignore_nan,
+                 interpolation=interpolation, above=above)
