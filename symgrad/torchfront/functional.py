@@ -14,7 +14,6 @@ import sympy
 
 from ..core import ops as sgo
 from ..core.graph import Tensor
-from ..core.shapes import normalize_axis
 from ..errors import ParameterError, ShapeError
 from .dispatch import (check_float_dtype, constant_array, legacy_reduction, rank_of, reduce_loss,
                        reject, shape_of, torch_op, unsupported)
@@ -163,30 +162,22 @@ def _softmax_dim(dim, rank):
     return int(dim)
 
 
-def _over_one(fn, input, dim):
-    """softmax-like ``fn`` along dim; a 0-d input as one element (torch accepts dim 0/-1)."""
-    if rank_of(input) == 0:
-        normalize_axis(_softmax_dim(dim, 0), 1, fn.__name__)
-        return sgo.reshape(fn(sgo.reshape(input, (1,)), 0), ())
-    return fn(input, _softmax_dim(dim, rank_of(input)))
-
-
 @torch_op("torch.softmax", "special.softmax", "Tensor.softmax", "F.softmax")
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     check_float_dtype("softmax", dtype)
-    return _over_one(sgo.softmax, input, dim)
+    return sgo.softmax(input, _softmax_dim(dim, rank_of(input)))
 
 
 @torch_op("torch.log_softmax", "special.log_softmax", "Tensor.log_softmax", "F.log_softmax")
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     check_float_dtype("log_softmax", dtype)
-    return _over_one(sgo.log_softmax, input, dim)
+    return sgo.log_softmax(input, _softmax_dim(dim, rank_of(input)))
 
 
 @torch_op("F.softmin")
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
     check_float_dtype("softmin", dtype)
-    return _over_one(sgo.softmax, -input, dim)
+    return sgo.softmax(-input, _softmax_dim(dim, rank_of(input)))
 
 
 @torch_op("F.normalize")
