@@ -12,13 +12,11 @@ lower median (the first NaN when the slice holds one), the most frequent value's
 occurrence (the smallest such value), the running extremum's latest position. The
 torch backend calls torch's own functions; NumPy's code reproduces them vectorised.
 """
-import numpy
-import sympy
-
 from ...errors import ParameterError, ShapeError
 from ..build import apply
 from ..opdef import defop
 from ..shapes import fmt_shape, normalize_axis
+from . import sorting_elements
 
 _ARGSORT_NUMPY = (
     "def _argsort(x, axis, descending, start, stop):\n"
@@ -89,20 +87,6 @@ _EXTREME_TORCH = (
     "    return (torch.argmax if largest else torch.argmin)(x, dim=axis, keepdim=True)")
 
 
-def _line_elements(name):
-    """Per-element forms: the index at a position is an opaque function of its slice."""
-    f = sympy.Function(name)
-
-    def elements(ctx, x, *scalars):
-        a = ctx.attrs["axis"]
-        out = numpy.empty(tuple(int(d) for d in ctx.shape), dtype=object)
-        extra = [numpy.asarray(v, dtype=object)[()] for v in scalars]
-        for p in numpy.ndindex(*out.shape):
-            out[p] = f(p[a], *extra, *x[p[:a] + (slice(None),) + p[a + 1:]])
-        return out
-    return elements
-
-
 def _axis_only(op, shapes, axis=-1):
     x = shapes[0]
     if not x:
@@ -123,7 +107,7 @@ def _int_kind(op, inputs):
 def _index_op(name, params, shape, numpy_code, torch_code, inputs=("x",), **kw):
     return defop(name, inputs, params=params, shape=shape, kind=_int_kind,
                  differentiable=False, fresh=True, numpy=numpy_code, torch=torch_code,
-                 elements=_line_elements(name), **kw)
+                 elements=getattr(sorting_elements, name), **kw)
 
 
 # ----- argsort: a slice [start, stop) of the stable sort order --------------------------------
@@ -146,7 +130,7 @@ def _argsort_shape(op, shapes, attrs):
 
 def _argsort_text(x, axis, descending, start, stop):
     down = ", descending=True" if descending.value else ""
-    return f"argsort({x}, axis={axis}{down})[{start}:{stop}]"
+    return f"argsort({x}, axis={axis}{down}, start={start}, stop={stop})"
 
 
 @_index_op("argsort", _argsort_params, _argsort_shape,
