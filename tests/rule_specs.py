@@ -1220,3 +1220,88 @@ SPECS["norm"].cases += [
     Case("p-2_keepdims", {"x": (3, 4)}, params={"axis": 0, "keepdims": True, "ord": -2},
          samplers={"x": NONZERO}),
 ]
+# ----- sorting, selection and scans (issue 15: sort, topk, kthvalue, median, mode, cummax,
+# quantile, cumprod, logcumsumexp) ------------------------------------------------------------
+# The index ops carry no gradient: each spec reads x at the index (take_along), whose
+# gradient torch computes through its own sort/argmax/median/mode/cummax indices. NaN
+# placement is tested in tests/test_sorting.py (a per-element read of a NaN slice is NaN
+# in the explicit view, which the view fuzzer compares with these specs).
+def _read_at(index_of):
+    def build(x, axis=-1, **kw):
+        return sg_ops.take_along(x, index_of(x, axis=axis, **kw), axis=axis)
+    return build
+def _torch_read_at(indices_of):
+    def ref(x, axis=-1, **kw):
+        return torch.gather(x, axis, indices_of(x, axis, **kw))
+    return ref
+def _torch_argsort(x, axis, descending=False, start=0, stop=None):
+    i = torch.sort(x, dim=axis, descending=descending, stable=True).indices
+    stop = x.shape[axis] if stop is None else stop
+    return i.narrow(axis, start, stop - start)
+ZEROS = discrete([0.0, 0.0, -1.5, 0.5, 2.0])
+spec("argsort", _read_at(sg_ops.argsort), _torch_read_at(_torch_argsort), [
+    Case("vector", {"x": (5,)}),
+    Case("rows", {"x": (3, 4)}, params={"axis": 0}),
+    Case("top2", {"x": (3, 5)}, params={"axis": 1, "descending": True, "stop": 2}),
+    Case("kth", {"x": (2, 5)}, params={"start": 2, "stop": 3}),
+    Case("ties", {"x": (4, 6)}, params={"descending": True}, samplers={"x": TIES}),
+    Case("symbolic", {"x": ("B", 4)}, dims={"B": 2}, params={"axis": 1}),
+], differentiable=False)
+spec("arg_extreme", _read_at(sg_ops.arg_extreme),
+     _torch_read_at(lambda x, axis, largest=True: (torch.argmax if largest else torch.argmin)(
+         x, dim=axis, keepdim=True)), [
+    Case("vector", {"x": (5,)}),
+    Case("min_rows", {"x": (3, 4)}, params={"axis": 0, "largest": False}),
+    Case("ties", {"x": (4, 6)}, samplers={"x": TIES}),
+], differentiable=False)
+spec("median_index", _read_at(sg_ops.median_index),
+     _torch_read_at(lambda x, axis, ignore_nan=False: (
+         torch.nanmedian if ignore_nan else torch.median)(x, dim=axis, keepdim=True).indices), [
+    Case("even", {"x": (4,)}),
+    Case("rows", {"x": (5, 3)}, params={"axis": 0}),
+    Case("ties", {"x": (3, 6)}, samplers={"x": TIES}),
+], differentiable=False)
+spec("mode_index", _read_at(sg_ops.mode_index),
+     _torch_read_at(lambda x, axis: torch.mode(x, dim=axis, keepdim=True).indices), [
+    Case("vector", {"x": (7,)}),
+    Case("ties", {"x": (3, 8)}, samplers={"x": TIES}),
+    Case("rows", {"x": (6, 2)}, params={"axis": 0}, samplers={"x": TIES}),
+], differentiable=False)
+spec("running_index", _read_at(sg_ops.running_index),
+     _torch_read_at(lambda x, axis, largest=True: (torch.cummax if largest else torch.cummin)(
+         x, dim=axis).indices), [
+    Case("vector", {"x": (5,)}),
+    Case("ties", {"x": (3, 6)}, samplers={"x": TIES}),
+    Case("min_rows", {"x": (5, 3)}, params={"axis": 0, "largest": False}, samplers={"x": TIES}),
+], differentiable=False)
+def _read_quantile(x, q, axis=-1, ignore_nan=False, interpolation="lower", above=False):
+    ordered = sg_ops.take_along(x, sg_ops.argsort(x, axis=axis), axis=axis)
+    index = sg_ops.quantile_index(x, q, axis=axis, ignore_nan=ignore_nan,
+                                  interpolation=interpolation, above=above)
+    return sg_ops.take_along(ordered, index, axis=axis) * (1 + q)
+def _torch_quantile(x, q, axis=-1, ignore_nan=False, interpolation="lower", above=False):
+    """torch's quantile at the rank below (lower) or above (higher) reads one element."""
+    mode = "higher" if above and interpolation == "linear" else interpolation
+    f = torch.nanquantile if ignore_nan else torch.quantile
+    return f(x, q.detach(), dim=axis, keepdim=True, interpolation=mode) * (1 + q)
+spec("quantile_index", _read_quantile, _torch_quantile, [
+    Case("lower", {"x": (6,), "q": ()}),
+    Case("higher", {"x": (3, 5), "q": ()}, params={"above": True}),
+    Case("nearest", {"x": (5, 4), "q": ()}, params={"axis": 0, "interpolation": "nearest"}),
+], samplers={"q": uniform(0.0, 1.0)}, differentiable=False)
+spec("cumprod", lambda x, axis=-1: sg_ops.cumprod(x, axis),
+     lambda x, axis=-1: torch.cumprod(x, axis), [
+    Case("vector", {"x": (5,)}),
+    Case("rows", {"x": (4, 3)}, params={"axis": 0}),
+    Case("zeros", {"x": (3, 6)}, samplers={"x": ZEROS}),
+    Case("batch", {"x": (2, 4, 3)}, params={"axis": 1}, samplers={"x": ZEROS}),
+    Case("symbolic", {"x": ("B", 4)}, dims={"B": 2}),
+])
+spec("logcumsumexp", lambda x, axis=-1: sg_ops.logcumsumexp(x, axis),
+     lambda x, axis=-1: torch.logcumsumexp(x, axis), [
+    Case("vector", {"x": (5,)}),
+    Case("rows", {"x": (4, 3)}, params={"axis": 0}),
+    Case("spread", {"x": (3, 6)}, samplers={"x": uniform(-4.0, 4.0)}),
+    Case("batch", {"x": (2, 4, 3)}, params={"axis": 1}),
+    Case("symbolic", {"x": ("B", 4)}, dims={"B": 2}),
+])

@@ -956,11 +956,11 @@ def test_unsupported_torch_function_names_it_and_shows_the_escape_hatch():
 
 def test_unsupported_method_and_in_place_ops():
     x = sg.symbol("x", (2, 3))
-    with pytest.raises(UnsupportedOpError, match="torch.Tensor.cummax"):
-        x.cummax(0)
+    with pytest.raises(UnsupportedOpError, match="torch.Tensor.histc"):
+        x.histc()
     with pytest.raises(UnsupportedOpError, match="in place"):
         x.add_(1)
-    assert not hasattr(x, "cummax") and not hasattr(x, "no_such_method")
+    assert not hasattr(x, "histc") and not hasattr(x, "no_such_method")
     with pytest.raises(AttributeError):
         x.no_such_method
 
@@ -973,8 +973,6 @@ def test_unsupported_arguments_are_named():
         x.add(1, foo=2)
     with pytest.raises(UnsupportedOpError, match="eval"):
         F.dropout(x, 0.5)
-    with pytest.raises(UnsupportedOpError, match="indices of torch.max"):
-        torch.max(x, 1).indices + 1
     with pytest.raises(UnsupportedOpError, match="dtype torch.int64"):
         torch.sum(x, dtype=torch.int64)
 
@@ -1002,3 +1000,34 @@ def test_binding_dims_is_limited_to_shape_constraints():
     g = sg.grad_fn(Head(), shapes={"x": ("n",)}, loss=torch.sum)
     assert [str(x.shape) for x in g.inputs] == ["(3,)", "(n,)"]
     assert sg.check(Head(), shapes={"x": ("n",)}, loss=torch.sum, dims={"n": 5}).ok
+
+
+# sorting, selection, scans and statistics (symgrad/torchfront/sorting.py, statistics.py;
+# tests/test_sorting.py has ties, NaNs and the indices)
+def _read_index(op, x):
+    return torch.gather(x, 1, op(x, 1, keepdim=True))
+
+
+EXAMPLES.update({
+    "torch.sort": Ex(lambda op, x: op(x, 1, descending=True)[0], X),
+    "torch.msort": Ex(lambda op, x: op(x), X),
+    "torch.argsort": Ex(lambda op, x: torch.gather(x, 1, op(x, 1)), X),
+    "torch.topk": Ex(lambda op, x: op(x, 2, 1)[0], X),
+    "torch.kthvalue": Ex(lambda op, x: op(x, 2, 1)[0], X),
+    "torch.median": Ex(lambda op, x: op(x, 1)[0] * op(x), X),
+    "torch.nanmedian": Ex(lambda op, x: op(x, 0)[0] * op(x), X),
+    "torch.mode": Ex(lambda op, x: op(x, 1)[0], X),
+    "torch.cummax": Ex(lambda op, x: op(x, 1)[0], X),
+    "torch.cummin": Ex(lambda op, x: op(x, 0)[0], X),
+    "torch.argmax": Ex(_read_index, X),
+    "torch.argmin": Ex(_read_index, X),
+    "torch.cumprod": Ex(lambda op, x: op(x, 1), X),
+    "torch.logcumsumexp": Ex(lambda op, x: op(x, 0), X),
+    "torch.aminmax": Ex(lambda op, x: op(x, dim=1)[0] * op(x, dim=1)[1], X),
+    "torch.var_mean": Ex(lambda op, x: op(x, 1)[0] * op(x, 1)[1], X),
+    "torch.std_mean": Ex(lambda op, x: op(x, 0)[0] * op(x, 0)[1], X),
+    "torch.nansum": Ex(lambda op, x: op(x, 1), X),
+    "torch.nanmean": Ex(lambda op, x: op(x, 0), X),
+    "torch.quantile": Ex(lambda op, x: op(x, 0.3, dim=1), X),
+    "torch.nanquantile": Ex(lambda op, x: op(x, 0.7, dim=0), X),
+})

@@ -410,3 +410,9 @@ def mse_loss_jvp(x, y, x_t, y_t, reduction):
 
 def bce_jvp(x, y, x_t, y_t, reduction):
     return _reduce_loss((pw.sigmoid(x) - y) * x_t - x * y_t, reduction)
+
+
+from .scan_helpers import (cumprod_grad, cumprod_jvp, logcumsumexp_grad,  # noqa: E402
+                           logcumsumexp_jvp)
+
+__all__ += ["cumprod_grad", "cumprod_jvp", "logcumsumexp_grad", "logcumsumexp_jvp"]

@@ -4,9 +4,8 @@
 sizes (``factories``), nn.Modules as functions of symbols (``module``), and
 ``sg.Function`` on torch tensors (``autograd_function``). torch itself is imported only
 when a mapping needs it."""
-from . import autograd_function, conv, dispatch, factories, functional, gather  # noqa: F401
-from . import linalg, norm, pointwise, pool, recurrent, refusals, shape  # noqa: F401
-from . import activation_internals, ctc, losses, native_norm  # noqa: F401
-from . import scatter, segment  # noqa: F401
+from . import activation_internals, autograd_function, conv, ctc, dispatch  # noqa: F401
+from . import distances, factories, functional, gather, linalg, losses, masked  # noqa: F401
+from . import native_norm, norm, pointwise, pool, products, recurrent  # noqa: F401
+from . import refusals, scatter, segment, shape, sorting, statistics  # noqa: F401
 from .dispatch import supported  # noqa: F401
-from . import distances, products  # noqa: F401,E402  (linear algebra, issue 15)

@@ -7,7 +7,7 @@ import math
 from ..core import ops as sgo
 from ..core.shapes import fmt_shape
 from ..errors import ShapeError
-from .dispatch import (Unavailable, check_float_dtype, dim_arg, is_tensorlike, rank_of,
+from .dispatch import (check_float_dtype, dim_arg, is_tensorlike, rank_of,
                        reject, shape_of, torch_op, unsupported)
 
 
@@ -165,9 +165,13 @@ def _extremum(name, reduce, pointwise):
         if is_tensorlike(dim):
             return pointwise(input, dim)
         import torch
-        values = reduce(input, axis=int(dim), keepdims=keepdim)
-        return getattr(torch.return_types, name.rsplit(".", 1)[-1])(
-            (values, Unavailable(f"the indices of {name}(x, dim)")))
+        from .sorting import arg_extreme
+        if rank_of(input) == 0:
+            values = input
+        else:
+            values = reduce(input, axis=int(dim), keepdims=keepdim)
+        index = arg_extreme(name, input, int(dim), keepdim, reduce is sgo.max)
+        return getattr(torch.return_types, name.rsplit(".", 1)[-1])((values, index))
     return handler
 
 

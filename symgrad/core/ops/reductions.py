@@ -257,5 +257,8 @@ def _cumsum_params(op, shapes, axis):
        batch=batching.along_axes,
        torch_names=("torch.cumsum", "torch.Tensor.cumsum"))
 def cumsum(x, axis):
-    """Running sums along ``axis``."""
+    """Running sums along ``axis`` (a 0-d ``x`` is its own running sum, as in torch)."""
+    if getattr(x, "shape", None) == ():
+        normalize_axis(axis, 1, "cumsum")
+        return x
     return apply("cumsum", x, axis=axis)
