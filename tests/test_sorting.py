@@ -179,3 +179,23 @@ def test_sorting_with_a_symbolic_batch_compiles_for_both_backends():
     for backend in ("numpy", "torch"):
         (d,) = g.compile(backend)(x if backend == "numpy" else torch.tensor(x))
         assert np.allclose(np.asarray(d), ref.numpy())
+
+
+def test_logcumsumexp_second_derivative_where_torch_s_is_wrong():
+    """torch's logcumsumexp backward works with log(grad), so its double backward is wrong
+    where the incoming gradient has zeros (amax of a running log-sum-exp); symgrad's
+    Hessian equals central differences of torch's own first derivative."""
+    def f(x):
+        return torch.amax(torch.logcumsumexp(x, 1), 1).sin().sum()
+
+    x = torch.tensor([[1.54, -0.29, -2.18, 0.57]], dtype=torch.float64)
+    ours = np.asarray(sg.hessian(f, shapes={"x": (1, 4)})(x.numpy())).reshape(4, 4)
+
+    def grad(z):
+        z = z.clone().requires_grad_()
+        return torch.autograd.grad(f(z), z)[0].reshape(-1)
+
+    h = 1e-5
+    steps = torch.eye(4, dtype=torch.float64).reshape(4, 1, 4) * h
+    differences = torch.stack([(grad(x + e) - grad(x - e)) / (2 * h) for e in steps])
+    np.testing.assert_allclose(ours, differences.numpy(), rtol=1e-6, atol=1e-8)

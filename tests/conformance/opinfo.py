@@ -1,19 +1,27 @@
-"""PyTorch's OpInfo database as a conformance walk: every OpInfo that supports autograd in
-float64, up to ``--samples`` of torch's own sample inputs each, traced through symgrad's torch
-front end as ``f(tensors) = Σ_k sum(out_k * w_k)``; the compiled NumPy gradient is compared
-with torch.autograd (float64). Each variant is classed:
+"""PyTorch's OpInfo database as a conformance walk: every OpInfo variant that supports
+autograd in float64, every one of torch's own sample inputs (0-d and zero-size ones too),
+traced through symgrad's torch front end as ``f(tensors) = Σ_k sum(out_k * w_k)`` (after the
+sample's ``output_process_fn_grad``). The compiled NumPy gradient (order 1) and
+Hessian-vector product (order 2) are compared with torch.autograd in float64. At order 2 a
+variant is ``n/a`` where torch has no double backward or its OpInfo marks its own as an
+expected failure; where torch's first derivative has no graph (a once-differentiable
+kernel) the reference is central differences of it; an element where torch's second
+derivative is nan (0 * inf at a point where the function is not twice differentiable) is
+not compared, as in the fuzzer's ``singular`` class. Each variant is classed:
 
 * ``pass``: every sample traced and matched;
 * ``partial``: some samples matched, the others were refused;
-* ``refused``: symgrad raised UnsupportedOpError (or another SymgradError) for every sample;
-* ``crash``: another exception;
+* ``refused``: an UnsupportedOpError, naming the op and showing the sg.Function escape
+  hatch, for every sample;
+* ``crash``: any other exception, or a refusal without the escape hatch;
 * ``wrong``: a gradient differs from torch's.
 
-    python -m tests.conformance.opinfo                        # summary
-    python -m tests.conformance.opinfo --report conformance.md   # and a markdown table
+    python -m tests.conformance.opinfo                              # summary, orders 1 and 2
+    python -m tests.conformance.opinfo --report docs/conformance.md # the committed report
+    python -m tests.conformance.opinfo --only roll,linalg.svd --order 1
 
-Needs ``expecttest`` (torch's test helpers import it). This is the first step of the
-conformance suite (issue 15): a baseline, not yet part of the default test run.
+Needs ``expecttest`` (torch's test helpers import it). ``test_opinfo.py`` runs every
+variant at both orders in the default test run and compares with the committed report.
 """
 import argparse
 import copy
@@ -227,6 +235,8 @@ def check_sample(opinfo, sample, order=1):
         r = r.detach().numpy(force=True)
         rtol, atol = (1e-6, 1e-8) if how == "autograd" else (
             1e-4, 1e-5 * max(1.0, float(np.nanmax(np.abs(r), initial=0.0))))
+        if order == 2 and o.shape == r.shape:
+            o = np.where(np.isnan(r), np.nan, o)   # torch's 0 * inf: a singular point
         if o.shape != r.shape or not np.allclose(o, r, rtol=rtol, atol=atol, equal_nan=True):
             return "wrong", f"d/dx{k}: shapes {o.shape}/{r.shape}" if o.shape != r.shape \
                 else f"d/dx{k}: max error {np.nanmax(np.abs(o - r)):.3g}"

@@ -14,9 +14,10 @@ Modes (``EDGE_MODES``):
   gradient is finite symgrad's must equal it; where torch's is not finite, symgrad's may
   be anything: it differentiates the formula after SymPy simplified it, so x - x is 0
   even at inf, where torch computes nan (counted as ``cancelled``). One exception: where
-  a nan or inf reaches a factorisation (solve, inverse, det, logdet, cholesky) or a
-  product (prod), the gradient depends on the algorithm (LU pivoting, which elements a
-  product skips: one with two zeros has gradient 0, whatever the incoming gradient), so
+  a nan or inf reaches a factorisation (solve, inverse, det, logdet, cholesky), a
+  product (prod, cumprod) or a running log-sum-exp (inf - inf inside it), the gradient
+  depends on the algorithm (LU pivoting, which elements a product skips: one with two
+  zeros has gradient 0, whatever the incoming gradient), so
   symgrad's and torch's differ elementwise and only shapes and dtypes are compared
   (counted as ``spread``). And maximum(v, v) is v to symgrad, so its gradient at a nan
   is 1 where torch's sends the full gradient to both operands (2): programs with such a
@@ -98,7 +99,8 @@ def agreement(arr, ref, rtol, atol):
                                                         equal_nan=True)
 
 
-SPREADING = {"solve", "inverse", "det", "logdet", "logabsdet", "slogdet", "cholesky", "prod"}
+SPREADING = {"solve", "inverse", "det", "logdet", "logabsdet", "slogdet", "cholesky", "prod",
+             "cumprod", "logcumsumexp"}
 
 
 def compare(label, got, ref, shape, dtype, rtol, atol, also=None, notes=None, spread=False):

@@ -14,7 +14,11 @@ from. ``run_threaded`` runs several programs at once from threads.
 Tolerated, and counted in the summary: the edge runs' classes (``edges.py``), order-2
 values where torch's is nan (``singular``), and programs that compare values equal up to
 rounding (``tie``: x against mean(broadcast(x)), ``Program.ties``), which symgrad decides
-exactly on the simplified formula and torch by its rounding.
+exactly on the simplified formula and torch by its rounding. Programs with a
+logcumsumexp are checked at order 1 only (``torch_order2``): torch's backward of it works
+in log space (log of the incoming gradient), and its double backward is wrong where that
+gradient has zeros (amax(logcumsumexp(x)) gives a diagonal Hessian); symgrad's second
+derivative of it is tested against differences of torch's first in tests/test_sorting.py.
 """
 import signal
 import time
@@ -151,8 +155,12 @@ def run_one(seed, max_steps=5, trials=2, timeout=120, first_op=None, names=True,
             if names and rng.random() < 0.5:
                 program = renamed(program, rng)
             stage = "check"
+            order = 2
+            if "logcumsumexp" in ops:
+                order = 1            # torch's double backward of it is wrong (see below)
+                notes["torch_order2"] += 1
             report = sg.check(program.function("sg"), shapes=program.shapes,
-                              dims=program.dims, order=2, sample=program.sample,
+                              dims=program.dims, order=order, sample=program.sample,
                               reference=program.function("torch"), trials=trials, seed=seed,
                               rtol=RTOL, atol=ATOL, raise_on_mismatch=False)
             report.failures = singular_second_order(report.failures, notes)
