@@ -73,6 +73,8 @@ def squeeze(input, dim=None):
     shape = shape_of(input)
     if dim is None:
         return sgo.squeeze(input)
+    if not shape:
+        return input
     dims = dim if isinstance(dim, (tuple, list)) else (dim,)
     keep = tuple(normalize_axis(d, len(shape), "squeeze") for d in dims)
     ones = tuple(d for d in keep if shape[d] == 1)

@@ -91,11 +91,13 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
 
 def _basic_scatter(name, input, src, key):
     shape = shape_of(input)
-    index = normalise(shape, key)
+    index, _ = normalise(shape, key)
     old = input[key]
     if shape_of(src) != shape_of(old):
         raise ShapeError(f"{name}: src of shape {fmt_shape(shape_of(src))} must have the "
                          f"shape of the part it replaces, {fmt_shape(shape_of(old))}")
+    if not index:
+        return src
     return _replaced(input, index_scatter(old, shape, index), index_scatter(src, shape, index))
 
 
@@ -156,18 +158,16 @@ def _strided_index(name, input, size, stride, storage_offset):
     idx = _flat_indices(size, stride, offset)
     total = numel(s)
     if idx.size and idx.max() >= total:
-        raise ShapeError(f"{name}: size {tuple(size)}, stride {tuple(stride)} and offset "
-                         f"{offset} reach element {int(idx.max())} of a tensor of "
-                         f"{total} elements (shape {fmt_shape(s)})")
+        raise unsupported(name, (input,), why=f"size {tuple(size)}, stride {tuple(stride)} "
+                          f"and offset {offset} reach element {int(idx.max())}, past the "
+                          f"{total} elements of the traced tensor (shape {fmt_shape(s)}): a "
+                          "traced value has no storage beyond its elements; index the tensor "
+                          "the view was taken from instead")
     return idx, total
 
 
 def _gather_flat(input, idx, total):
-    flat = sgo.reshape(input, (total,))
-    if idx.size == 0:
-        return sgo.reshape(flat[0:0], idx.shape) if total else \
-            sgo.reshape(flat, idx.shape)
-    return sgo.take(flat, as_tensor(idx), axis=0)
+    return sgo.take(sgo.reshape(input, (total,)), as_tensor(idx), axis=0)
 
 
 @torch_op("torch.as_strided", "Tensor.as_strided", "torch.as_strided_copy")
@@ -214,9 +214,6 @@ def unfold(input, dimension, size, step):
     count = (n - size) // step + 1
     idx = (numpy.arange(count)[:, None] * step + numpy.arange(size)[None, :]).astype(
         numpy.int64)
-    if idx.size == 0:
-        zero = sgo.reshape(input, (numel(s),))[0:0]
-        return sgo.reshape(zero, s[:d] + (count,) + s[d + 1:] + (size,))
     windows = sgo.take(input, as_tensor(idx), axis=d)
     return sgo.transpose(windows, tuple(i for i in range(len(s) + 1) if i != d + 1) + (d + 1,))
 
@@ -240,9 +237,6 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         raise ShapeError(f"repeat_interleave: repeats {reps.tolist()} must be >= 0, one for "
                          f"each of the {n} elements along dim {d} (or one for all)")
     idx = numpy.repeat(numpy.arange(n, dtype=numpy.int64), reps)
-    if idx.size == 0:
-        s = shape_of(input)
-        return sgo.reshape(sgo.reshape(input, (numel(s),))[0:0], s[:d] + (0,) + s[d + 1:])
     return sgo.take(input, as_tensor(idx), axis=d)
 
 
@@ -254,7 +248,7 @@ def combinations(input, r=2, with_replacement=False):
     pick = itertools.combinations_with_replacement if with_replacement else \
         itertools.combinations
     idx = numpy.array(list(pick(range(n[0]), r)), dtype=numpy.int64).reshape(-1, r)
-    if r == 0 or idx.size == 0:
+    if r == 0:
         return input[0:0]
     return sgo.take(input, as_tensor(idx), axis=0)
 
@@ -274,8 +268,8 @@ def block_diag(*tensors):
     for b in blocks:
         h, w = shape_of(b)
         if numel((h, w)) != 0:
-            key = (slice(r, r + h), slice(c, c + w))
-            part = index_scatter(b, (rows, cols), normalise((rows, cols), key))
+            index, _ = normalise((rows, cols), (slice(r, r + h), slice(c, c + w)))
+            part = index_scatter(b, (rows, cols), index) if index else b
             out = part if out is None else out + part
         r, c = r + h, c + w
     return const(0, (rows, cols)) if out is None else out

@@ -171,9 +171,9 @@ def _as_3d(s):
     return {0: (1, 1, 1), 1: (1,) + tuple(s) + (1,), 2: tuple(s) + (1,)}[len(s)]
 
 
-atleast_1d = torch_op("torch.atleast_1d")(_atleast(1, lambda s: (1,)))
-atleast_2d = torch_op("torch.atleast_2d")(_atleast(2, lambda s: (1,) * (2 - len(s)) + tuple(s)))
-atleast_3d = torch_op("torch.atleast_3d")(_atleast(3, _as_3d))
+atleast_1d = torch_op("torch.atleast_1d", "torch._C._VariableFunctions.atleast_1d")(_atleast(1, lambda s: (1,)))
+atleast_2d = torch_op("torch.atleast_2d", "torch._C._VariableFunctions.atleast_2d")(_atleast(2, lambda s: (1,) * (2 - len(s)) + tuple(s)))
+atleast_3d = torch_op("torch.atleast_3d", "torch._C._VariableFunctions.atleast_3d")(_atleast(3, _as_3d))
 
 
 @torch_op("torch.column_stack")
@@ -190,7 +190,7 @@ def dstack(tensors, *, out=None):
     return sh.cat([atleast_3d(t) for t in tensors], 2)
 
 
-@torch_op("torch.meshgrid")
+@torch_op("torch.meshgrid", "torch._C._VariableFunctions.meshgrid")
 def meshgrid(*tensors, indexing=None):
     """Grids as broadcasts of the 1-d inputs (a 0-d input counts as one element)."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
