@@ -28,6 +28,8 @@ def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
     if rank_of(input) == 0:
         raise ShapeError("diff: expects a tensor of rank >= 1, got a 0-d tensor")
     d = normalize_axis(dim, rank_of(input), "diff")
+    if n == 0:
+        return input
     parts = [p for p in (prepend, input, append) if p is not None]
     parts = [p if isinstance(p, Tensor) and rank_of(p) else _as_along(p, input, d)
              for p in parts]
@@ -54,6 +56,8 @@ def _constant(value):
 
 def _spacing_per_dim(name, spacing, dims, input):
     """For each dim: ("uniform", h) or ("coords", a 1-d Tensor of coordinates)."""
+    if spacing is None:
+        spacing = 1
     if isinstance(spacing, (int, float)):
         return [("uniform", spacing)] * len(dims)
     spacing = list(spacing)
@@ -86,8 +90,7 @@ def _gradient_1d(x, d, kind, h, edge_order):
 
     def line(v, a, b):
         """Coordinates a:b shaped to broadcast along ``d``."""
-        part = v[a:b]
-        return sgo.reshape(part, (b - a,) + (1,) * (rank_of(x) - d - 1))
+        return sgo.reshape(v[a:b], (1,) * d + (b - a,) + (1,) * (rank_of(x) - d - 1))
 
     if kind == "uniform":
         inner = (at(2, n) - at(0, n - 2)) / (2 * h) if n > 2 else None
@@ -185,8 +188,8 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
 @torch_op("linalg.vander")
 def vander(x, *, N=None):
     """Columns x^0, x^1, ..., x^(N-1) along a new last dim."""
-    if rank_of(x) == 0:
-        raise ShapeError("linalg.vander: expects a tensor of rank >= 1, got a 0-d tensor")
+    if N is None and rank_of(x) == 0:
+        raise ShapeError("linalg.vander: give N for a 0-d tensor")
     n = shape_of(x)[-1] if N is None else N
     if not isinstance(n, int) or n <= 0:
         raise ShapeError(f"linalg.vander: N must be a positive int, got {n}")
