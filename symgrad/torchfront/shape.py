@@ -76,6 +76,9 @@ def squeeze(input, dim=None):
     if not shape:
         return input
     dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+    if not shape:
+        normalize_axis(dims[0] if dims else 0, 1, "squeeze")
+        return input
     keep = tuple(normalize_axis(d, len(shape), "squeeze") for d in dims)
     ones = tuple(d for d in keep if shape[d] == 1)
     return sgo.squeeze(input, ones) if ones else input
@@ -159,7 +162,8 @@ def broadcast_tensors(*tensors):
 @torch_op("torch.cat", "torch.concat", "torch.concatenate")
 def cat(tensors, dim=0, *, axis=None, out=None):
     reject("torch.cat", out=out)
-    tensors = [t for t in tensors if not (shape_of(t) == (0,))]
+    tensors = list(tensors)
+    tensors = [t for t in tensors if not (shape_of(t) == (0,))] or tensors
     return sgo.concatenate(tensors, axis=dim if axis is None else axis)
 
 
