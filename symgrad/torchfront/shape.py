@@ -73,8 +73,6 @@ def squeeze(input, dim=None):
     shape = shape_of(input)
     if dim is None:
         return sgo.squeeze(input)
-    if not shape:
-        return input
     dims = dim if isinstance(dim, (tuple, list)) else (dim,)
     if not shape:
         normalize_axis(dims[0] if dims else 0, 1, "squeeze")

@@ -278,7 +278,7 @@ torch_op("torch.fft.fftshift")(_fftshift("fftshift", 1))
 torch_op("torch.fft.ifftshift")(_fftshift("ifftshift", -1))
 
 
-@torch_op("F.channel_shuffle", "torch.channel_shuffle", "torch.native_channel_shuffle")
+@torch_op("F.channel_shuffle", "torch.channel_shuffle")
 def channel_shuffle(input, groups):
     s = shape_of(input)
     if len(s) < 3:
