@@ -93,7 +93,8 @@ def _take_diagonal_batch(node, ins, size):
 
 @defop("take_diagonal", ("x",), params=_take_diagonal_params, shape=_take_diagonal_shape,
        readonly=True,
-       text="diagonal({x}, offset={offset}, axes=({axis1}, {axis2}))", latex=_diagonal_latex,
+       text="take_diagonal({x}, offset={offset}, axis1={axis1}, axis2={axis2})",
+       latex=_diagonal_latex,
        numpy="numpy.diagonal({x}, {offset}, {axis1}, {axis2})",
        torch="torch.diagonal({x}, {offset}, {axis1}, {axis2})",
        elements=lambda ctx, x: numpy.diagonal(x, ctx.attrs["offset"], ctx.attrs["axis1"],
@@ -136,7 +137,8 @@ _DIAG_EMBED = (
     "    return out")
 _DIAG_EMBED_TORCH = (
     "def _diag_embed(x, offset, axis1, axis2, shape):\n"
-    "    x = torch.as_tensor(x, dtype=torch.float64)\n"
+    "    if not isinstance(x, torch.Tensor):\n"
+    "        x = torch.as_tensor(x, dtype=torch.float64)\n"
     "    out = torch.zeros(shape, dtype=x.dtype, device=x.device)\n"
     "    view = torch.movedim(out, (axis1, axis2), (-2, -1))\n"
     "    i = torch.arange(x.shape[-1], device=x.device)\n"
@@ -161,7 +163,7 @@ def _diag_embed_batch(node, ins, size):
 
 @defop("diag_embed", ("x",), params=_diag_embed_params, shape=lambda op, s, a: a["shape"],
        fresh=True,
-       text="diag_embed({x}, offset={offset}, axes=({axis1}, {axis2}), shape={shape})",
+       text="diag_embed({x}, offset={offset}, axis1={axis1}, axis2={axis2}, shape={shape})",
        latex=lambda x, offset, axis1, axis2, shape: (
            rf"\operatorname{{diag\_embed}}_{{{offset:raw};{axis1:raw},{axis2:raw}}}"
            rf"\left({x}\right)"),
