@@ -1305,3 +1305,39 @@ spec("logcumsumexp", lambda x, axis=-1: sg_ops.logcumsumexp(x, axis),
     Case("batch", {"x": (2, 4, 3)}, params={"axis": 1}),
     Case("symbolic", {"x": ("B", 4)}, dims={"B": 2}),
 ])
+# ----- shape family (issue 15): roll, take_diagonal, diag_embed -----------------------------
+def _torch_diag_embed(x, offset=0, axis1=-2, axis2=-1, shape=None):
+    if shape is None:
+        return torch.diag_embed(x, offset, axis1, axis2)
+    return torch.zeros(shape, dtype=x.dtype).diagonal_scatter(x, offset, axis1, axis2)
+spec("roll", lambda x, shifts, axis: sg_ops.roll(x, shifts, axis) * sg.sin(x),
+     lambda x, shifts, axis: torch.roll(x, shifts, axis) * torch.sin(x), [
+         Case("vector", {"x": (4,)}, params={"shifts": 1, "axis": 0}),
+         Case("matrix_both", {"x": (2, 3)}, params={"shifts": (1, -2), "axis": (0, 1)}),
+         Case("batch_wraps", {"x": (2, 3, 4)}, params={"shifts": 5, "axis": -1}),
+         Case("symbolic", {"x": ("m", "n")}, dims={"m": 2, "n": 3},
+              params={"shifts": 1, "axis": 1}),
+     ])
+spec("take_diagonal",
+     lambda x, offset=0, axis1=0, axis2=1: sg_ops.take_diagonal(x, offset, axis1, axis2) *
+     sg.sin(sg_ops.take_diagonal(x, offset, axis1, axis2)),
+     lambda x, offset=0, axis1=0, axis2=1: torch.diagonal(x, offset, axis1, axis2) *
+     torch.sin(torch.diagonal(x, offset, axis1, axis2)), [
+         Case("square", {"x": (3, 3)}),
+         Case("above", {"x": (3, 4)}, params={"offset": 1}),
+         Case("below", {"x": (4, 3)}, params={"offset": -2}),
+         Case("batch_axes", {"x": (2, 3, 4)}, params={"offset": 1, "axis1": 2, "axis2": 0}),
+         Case("misses", {"x": (2, 3)}, params={"offset": 5}),
+         Case("symbolic", {"x": ("n", "n")}, dims={"n": 3}, params={"offset": 0}),
+     ])
+spec("diag_embed",
+     lambda x, offset=0, axis1=-2, axis2=-1, shape=None:
+     sg_ops.diag_embed(x * sg.sin(x), offset, axis1, axis2, shape),
+     lambda x, offset=0, axis1=-2, axis2=-1, shape=None:
+     _torch_diag_embed(x * torch.sin(x), offset, axis1, axis2, shape), [
+         Case("vector", {"x": (3,)}),
+         Case("below", {"x": (3,)}, params={"offset": -1}),
+         Case("batch_axes", {"x": (2, 3)}, params={"offset": 1, "axis1": 0, "axis2": 2}),
+         Case("shaped", {"x": (3,)}, params={"offset": 1, "shape": (3, 5)}),
+         Case("symbolic", {"x": ("B", 3)}, dims={"B": 2}),
+     ])

@@ -397,6 +397,8 @@ EXAMPLES.update({k: Ex(*v) for k, v in _NN_EXAMPLES.items()})
 # writes at a constant index, grouped reductions (torchfront/scatter.py, segment.py)
 from scatter_examples import EXAMPLES as _SCATTER_EXAMPLES  # noqa: E402
 EXAMPLES.update({k: Ex(*v) for k, v in _SCATTER_EXAMPLES.items()})
+from shape_examples import EXAMPLES as _SHAPE_EXAMPLES  # noqa: E402  (shape family)
+EXAMPLES.update({k: Ex(*v) for k, v in _SHAPE_EXAMPLES.items()})
 
 
 def _registry_examples():

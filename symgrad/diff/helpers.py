@@ -21,7 +21,7 @@ __all__ = ["size_along", "expand_reduced", "count", "sum_to", "shape_of", "inver
            "prod_others", "centered", "loss_grad", "cross_entropy_grad",
            "cross_entropy_target_grad", "cross_entropy_jvp", "concat_grad_x", "concat_grad_y",
            "amax_mask", "mse_loss_jvp", "bce_jvp", "div_or_zero", "pow_grad_base",
-           "pow_grad_exponent"]
+           "pow_grad_exponent", "negated"]
 
 
 def shape_of(x):
@@ -410,6 +410,11 @@ def mse_loss_jvp(x, y, x_t, y_t, reduction):
 
 def bce_jvp(x, y, x_t, y_t, reduction):
     return _reduce_loss((pw.sigmoid(x) - y) * x_t - x * y_t, reduction)
+
+
+def negated(values):
+    """A tuple parameter with every entry negated (roll's shifts, undone by its gradient)."""
+    return tuple(-v for v in values)
 
 
 from .scan_helpers import (cumprod_grad, cumprod_jvp, logcumsumexp_grad,  # noqa: E402

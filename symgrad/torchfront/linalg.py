@@ -71,22 +71,6 @@ torch_op("torch.addmv", "Tensor.addmv")(_addmm("torch.addmv"))
 torch_op("torch.baddbmm", "Tensor.baddbmm")(_addmm("torch.baddbmm"))
 
 
-@torch_op("torch.diag", "Tensor.diag")
-def diag(input, diagonal=0, *, out=None):
-    reject("torch.diag", out=out)
-    if diagonal != 0:
-        raise unsupported("torch.diag", (input,), why="only diagonal=0 is mapped")
-    return sgo.diag(input)
-
-
-@torch_op("torch.diagonal", "Tensor.diagonal", "linalg.diagonal")
-def diagonal(input, offset=0, dim1=0, dim2=1):
-    if offset != 0 or rank_of(input) != 2:
-        raise unsupported("torch.diagonal", (input,), why="only the main diagonal of a "
-                          "matrix is mapped")
-    return sgo.diagonal(input)
-
-
 @torch_op("torch.slogdet", "linalg.slogdet", "Tensor.slogdet")
 def slogdet(input, *, out=None):
     import torch

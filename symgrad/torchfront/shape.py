@@ -10,7 +10,7 @@ from ..core.build import array_const, const
 from ..core.graph import Tensor
 from ..core.shapes import broadcast_shapes, fmt_shape, normalize_axis, numel
 from ..errors import ShapeError
-from .dispatch import (check_float_dtype, rank_of, reject, shape_of,
+from .dispatch import (check_float_dtype, constant_array, rank_of, reject, shape_of,
                        sizes_arg, tensor_property, torch_op, unsupported)
 from .pointwise import as_bool
 
@@ -194,7 +194,12 @@ def _take(input, dim, start, stop):
 
 @torch_op("torch.narrow", "Tensor.narrow")
 def narrow(input, dim, start, length):
+    """``start`` may be a 0-d integer tensor, as in torch (a constant here)."""
     d = normalize_axis(dim, rank_of(input), "narrow")
+    if isinstance(start, Tensor):
+        start = int(constant_array("torch.narrow", start, "start must be a constant"))
+    if isinstance(start, int) and start < 0:
+        start += shape_of(input)[d]
     return _take(input, d, start, start + length)
 
 

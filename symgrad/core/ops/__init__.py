@@ -5,6 +5,6 @@ The package also holds every public function of the families by name (``ops.exp`
 """
 from ..opdef import FUNCTIONS as _FUNCTIONS
 from . import conv, gather, im2col, indexing, linalg, nn, pointwise, pool  # noqa: F401  (register)
-from . import reductions, scans, shape, sorting  # noqa: F401  (register)
+from . import layout, reductions, scans, shape, sorting  # noqa: F401  (register)
 
 globals().update(_FUNCTIONS)
