@@ -13,7 +13,7 @@ from ..core import ops as sgo
 from ..core.shapes import fmt_shape
 from ..core.ops.pool import interpolation_args, window_args
 from ..errors import ParameterError, ShapeError
-from .dispatch import Unavailable, reject, shape_of, torch_op, unsupported
+from .dispatch import reject, shape_of, torch_op, unsupported
 
 
 def _spatial(name, input, d, batched_only=False):
@@ -34,18 +34,18 @@ def _max_pool(d):
                 return_indices=False):
         _spatial(name, input, d)
         args = window_args(name, "max", d, kernel_size, stride, padding, dilation, ceil_mode)
-        out = sgo.max_pool(input, "max", args)
-        return _with_indices(name, out, return_indices)
+        return _with_indices(input, "max", args, return_indices)
     handler.__name__ = f"max_pool{d}d"
     return handler
 
 
-def _with_indices(name, out, return_indices):
-    """torch returns (values, indices) with return_indices=True: the values trace, the
-    indices are integers with no formula (any use of them raises)."""
+def _with_indices(input, kind, args, return_indices):
+    """torch returns (values, indices) with return_indices=True: the indices are an
+    integer tensor (the flat spatial index of each maximum), for F.max_unpool."""
+    out = sgo.max_pool(input, kind, args)
     if not return_indices:
         return out
-    return out, Unavailable(f"the indices returned by {name}(..., return_indices=True)")
+    return out, sgo.max_pool_index(input, kind, args)
 
 
 def _max_pool_with_indices(d):
@@ -111,8 +111,8 @@ def _adaptive_max(d):
     name = f"torch.nn.functional.adaptive_max_pool{d}d"
 
     def handler(input, output_size, return_indices=False):
-        out = sgo.max_pool(input, "adaptive_max", (_output_size(name, input, d, output_size),))
-        return _with_indices(name, out, return_indices)
+        args = (_output_size(name, input, d, output_size),)
+        return _with_indices(input, "adaptive_max", args, return_indices)
     return handler
 
 
