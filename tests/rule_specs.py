@@ -1172,3 +1172,80 @@ spec("relu_grad", lambda g, x: sg.core.ops.relu_grad(g, x),
          Case("at_kink", {"g": (5,), "x": (5,)}, samplers={"x": TIES}),
          Case("symbolic", {"g": ("n",), "x": ("n",)}, dims={"n": 3}),
      ], samplers={"x": NONZERO})
+
+
+# ----- pooling indices and unpooling (max_unpool, unpool_add, unpool_gather) ---------------
+# The indices are flat spatial indices, drawn distinct per (batch, channel) row for
+# max_unpool (torch keeps an unspecified one of repeated writes) and with repeats for the
+# accumulating unpool_add. max_pool_index (an integer result, no rule) is exercised through
+# unpool_gather, against torch's own return_indices.
+
+def distinct_ids(space, spatial_rank):
+    def sample(shape, rng):
+        lead, inner = shape[:len(shape) - spatial_rank], shape[len(shape) - spatial_rank:]
+        k = int(np.prod(inner))
+        rows = [rng.permutation(space)[:k] for _ in range(int(np.prod(lead)))]
+        return np.asarray(rows, dtype=float).reshape(shape)
+    return sample
+
+
+def _t_unpool(x, i, sizes, add):
+    d = len(sizes)
+    lead = tuple(i.shape[:i.dim() - d])
+    out = torch.zeros(lead + (int(np.prod(sizes)),), dtype=torch.float64)
+    x = x.expand(i.shape).reshape(lead + (-1,))
+    i = i.long().reshape(lead + (-1,))
+    out = out.scatter_add(-1, i, x) if add else out.scatter(-1, i, x)
+    return out.reshape(lead + tuple(sizes))
+
+
+def _t_unpool_gather(h, i, sizes):
+    d = len(sizes)
+    lead = tuple(i.shape[:i.dim() - d])
+    return torch.gather(h.reshape(lead + (-1,)), -1, i.long().reshape(lead + (-1,))).reshape(
+        i.shape)
+
+
+spec("max_unpool", lambda x, i, sizes: sg_ops.max_unpool(x, i, sizes),
+     lambda x, i, sizes: _t_unpool(x, i, sizes, False), [
+         Case("2d", {"x": (2, 3, 2, 2), "i": (2, 3, 2, 2)}, params={"sizes": (4, 3)},
+              samplers={"i": distinct_ids(12, 2)}),
+         Case("1d_unbatched", {"x": (3, 4), "i": (3, 4)}, params={"sizes": (7,)},
+              samplers={"i": distinct_ids(7, 1)}),
+         Case("3d", {"x": (1, 2, 1, 2, 2), "i": (1, 2, 1, 2, 2)}, params={"sizes": (2, 3, 2)},
+              samplers={"i": distinct_ids(12, 3)}),
+         Case("symbolic_batch", {"x": ("N", 2, 3), "i": ("N", 2, 3)}, dims={"N": 2},
+              params={"sizes": (5,)}, samplers={"i": distinct_ids(5, 1)}),
+     ])
+
+spec("unpool_add", lambda g, i, sizes: sg_ops.unpool_add(g, i, sizes),
+     lambda g, i, sizes: _t_unpool(g, i, sizes, True), [
+         Case("2d_repeats", {"g": (2, 3, 2, 3), "i": (2, 3, 2, 3)}, params={"sizes": (2, 2)},
+              samplers={"i": class_indices(4)}),
+         Case("1d_unbatched", {"g": (3, 4), "i": (3, 4)}, params={"sizes": (5,)},
+              samplers={"i": class_indices(5)}),
+         Case("symbolic_batch", {"g": ("N", 1, 2, 2, 2), "i": ("N", 1, 2, 2, 2)},
+              dims={"N": 2}, params={"sizes": (2, 2, 3)}, samplers={"i": class_indices(12)}),
+     ])
+
+
+def _max_index_case(cid, x, kind, args, sampler=None):
+    d = len(args[0])
+    sizes = tuple(x[len(x) - d:])
+    return Case(cid, {"h": x}, dims={"N": 2} if "N" in x else {},
+                params={"kind": kind, "args": args, "sizes": sizes},
+                samplers={"h": sampler} if sampler else {},
+                build=lambda h, kind, args, sizes: sg_ops.unpool_gather(
+                    h, sg_ops.max_pool_index(h, kind, args), sizes),
+                ref=lambda h, kind, args, sizes: _torch_max_where(h, kind, args)[0])
+
+
+spec("unpool_gather", lambda h, i, sizes: sg_ops.unpool_gather(h, i, sizes),
+     lambda h, i, sizes: _t_unpool_gather(h, i, sizes), [
+         Case("2d_repeats", {"h": (2, 3, 2, 2), "i": (2, 3, 3, 1)}, params={"sizes": (2, 2)},
+              samplers={"i": class_indices(4)}),
+         Case("1d_unbatched", {"h": (3, 5), "i": (3, 4)}, params={"sizes": (5,)},
+              samplers={"i": class_indices(5)}),
+         *[_max_index_case(f"max_pool_index_{cid}", x, kind, args, sampler)
+           for cid, x, kind, args, sampler in _MAX_CASES],
+     ])

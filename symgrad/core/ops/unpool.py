@@ -25,7 +25,7 @@ from ..opdef import FUNCTIONS, defop
 from ..shapes import as_dim, dims_match, fmt_shape
 from . import batching
 from .functions import AsFloat
-from .pool import (_first_max, _latex as _pool_latex,
+from .pool import (_first_max, _matrix as _pool_matrix, _latex as _pool_latex,
                    _max_params, _max_shape, _needs, _text as _pool_text, _windows)
 from .pool_taps import HELPERS as POOL_HELPERS
 
@@ -120,7 +120,7 @@ def _index_batch(node, ins, size):
 
 
 @defop("max_pool_index", ("x",), params=_max_params, shape=_max_shape, kind=_int_kind,
-       differentiable=False, sympy_params=("kind", "args"),
+       differentiable=False, sympy_params=("kind", "args"), matrix=_pool_matrix("_indices"),
        text=_pool_text("_indices", ("x",)), latex=_pool_latex("_indices", ("x",)),
        numpy=lambda x, kind, args: (f"_max_where({x}, {kind.value!r}, {args.value!r})[1]",
                                     {n: POOL_HELPERS[n] for n in _needs()}),
@@ -234,6 +234,13 @@ def _latex(name, first):
                                       rf"{index}\right)")
 
 
+def _matrix(name):
+    def form(m, node, *terms):
+        sizes = node.attrs["sizes"]
+        return m.fn(name, *terms, data=f"output_size={tuple(sizes)!r}")
+    return form
+
+
 def _unpool_def(name, add, doc):
     first = "g" if add else "x"
 
@@ -244,6 +251,7 @@ def _unpool_def(name, add, doc):
 
     @defop(name, (first, "index"), params=_unpool_params, shape=_unpool_shape, fresh=True,
            sympy_params=("sizes",), text=_text(name, first), latex=_latex(name, first),
+           matrix=_matrix(name),
            numpy=form("numpy"), torch=form("torch"),
            elements=_scatter_elements(not add), batch=_unpool_batch)
     def fn(x, index, sizes):
@@ -261,6 +269,7 @@ unpool_add = _unpool_def("unpool_add", True, """Zeros of spatial size ``sizes`` 
 
 @defop("unpool_gather", ("h", "index"), params=_unpool_params, shape=_gather_shape,
        sympy_params=("sizes",), text=_text("unpool_gather", "h"),
+       matrix=_matrix("unpool_gather"),
        latex=_latex("unpool_gather", "h"),
        numpy=lambda sizes, index, h: (f"_unpool_gather({h}, {index}, {sizes}, "
                                       "'unpool_gather')", _NUMPY),
