@@ -6,5 +6,5 @@ sizes (``factories``), nn.Modules as functions of symbols (``module``), and
 when a mapping needs it."""
 from . import autograd_function, conv, dispatch, factories, functional, gather  # noqa: F401
 from . import linalg, norm, pointwise, pool, recurrent, shape  # noqa: F401
-from . import unpool  # noqa: F401
+from . import grid, unpool  # noqa: F401
 from .dispatch import supported  # noqa: F401
