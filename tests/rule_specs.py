@@ -1249,3 +1249,78 @@ spec("unpool_gather", lambda h, i, sizes: sg_ops.unpool_gather(h, i, sizes),
          *[_max_index_case(f"max_pool_index_{cid}", x, kind, args, sampler)
            for cid, x, kind, args, sampler in _MAX_CASES],
      ])
+
+
+# ----- grid sampling (grid_gather, grid_scatter; grid_cell through a floored cell) -------
+# torch's grid sampler has no forward-mode AD, so the reference is written here with torch
+# indexing after ATen's compute_coordinates (clip, reflect_coordinates); F.grid_sample
+# itself is compared in tests/test_grid.py and by the OpInfo walk.
+
+def _t_fold(i, n, padding, align):
+    if padding == "zeros":
+        return i, (i >= 0) & (i < n)
+    if padding == "reflection":
+        lo2, hi2 = (0, 2 * (n - 1)) if align else (-1, 2 * n - 1)
+        low, span = lo2 / 2, (hi2 - lo2) / 2
+        a = (i - low).abs()
+        flips = torch.floor(a / span)
+        extra = a - flips * span
+        i = torch.where(flips % 2 == 0, extra + low, span - extra + low)
+    return i.clamp(0, n - 1), torch.ones_like(i, dtype=torch.bool)
+
+
+def _t_grid_gather(x, cell, sizes, padding="zeros", align_corners=False):
+    d = len(sizes)
+    flat, ok, stride = 0, True, 1
+    for k in range(d):
+        n = sizes[d - 1 - k]
+        i, inside = _t_fold(cell[..., k], n, padding, align_corners)
+        flat = flat + torch.where(inside, i, 0.0).long() * stride
+        ok = ok & inside
+        stride *= n
+    n_, c = x.shape[:2]
+    rows = flat.reshape(n_, 1, -1).expand(n_, c, -1)
+    out = torch.gather(x.reshape(n_, c, -1), -1, rows) * ok.reshape(n_, 1, -1)
+    return out.reshape((n_, c) + tuple(cell.shape[1:-1]))
+
+
+def _t_grid_scatter(g, cell, sizes, padding="zeros", align_corners=False):
+    x0 = torch.zeros(g.shape[:2] + tuple(sizes), dtype=torch.float64)
+    return torch.func.vjp(lambda x: _t_grid_gather(x, cell, sizes, padding, align_corners),
+                          x0)[1](g)[0]
+
+
+def _grid_cases(first):
+    def shapes(x, cell):
+        if first == "x":
+            return {"x": x, "cell": cell}
+        return {"g": x[:2] + cell[1:-1], "cell": cell}
+    return [
+        Case("zeros_2d", shapes((2, 3, 4, 5), (2, 3, 2, 2)), params={"sizes": (4, 5)}),
+        Case("border_align_2d", shapes((1, 2, 3, 4), (1, 4, 3, 2)),
+             params={"sizes": (3, 4), "padding": "border", "align_corners": True}),
+        Case("reflection_2d", shapes((1, 2, 4, 3), (1, 3, 3, 2)),
+             params={"sizes": (4, 3), "padding": "reflection"}),
+        Case("reflection_align_3d", shapes((1, 2, 2, 3, 4), (1, 2, 2, 2, 3)),
+             params={"sizes": (2, 3, 4), "padding": "reflection", "align_corners": True}),
+    ]
+
+
+_CELLS = {"cell": discrete([float(v) for v in range(-3, 8)])}
+
+spec("grid_gather", lambda x, cell, **p: sg_ops.grid_gather(x, cell, **p), _t_grid_gather,
+     _grid_cases("x") + [
+         Case("floored_cells", {"x": (1, 2, 3, 4), "c": (1, 2, 5, 2)},
+              params={"sizes": (3, 4), "padding": "border"},
+              samplers={"c": away_from([float(v) for v in range(-3, 7)], -2.5, 6.5)},
+              build=lambda x, c, **p: sg_ops.grid_gather(x, sg_ops.grid_cell(c), **p),
+              ref=lambda x, c, **p: _t_grid_gather(x, torch.floor(c), **p)),
+         Case("nearest_cells", {"x": (1, 2, 3, 4), "c": (1, 2, 5, 2)},
+              params={"sizes": (3, 4)},
+              samplers={"c": away_from([v + 0.5 for v in range(-3, 7)], -2.5, 6.5)},
+              build=lambda x, c, **p: sg_ops.grid_gather(x, sg_ops.grid_cell(c, "nearest"), **p),
+              ref=lambda x, c, **p: _t_grid_gather(x, torch.round(c), **p)),
+     ], samplers=_CELLS)
+
+spec("grid_scatter", lambda g, cell, **p: sg_ops.grid_scatter(g, cell, **p), _t_grid_scatter,
+     _grid_cases("g"), samplers=_CELLS)

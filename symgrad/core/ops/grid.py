@@ -26,7 +26,6 @@ from ..opdef import defop
 from ..shapes import dims_match, fmt_shape
 from . import batching
 from .functions import AsFloat
-from .pointwise import pointwise_shape
 
 PADDINGS = ("zeros", "border", "reflection")
 
@@ -151,22 +150,33 @@ def _cell_params(op, shapes, mode="floor"):
     return (("mode", mode),)
 
 
-def _cell_form(attrs, c):
-    if attrs["mode"] == "nearest":       # half to even: floor(c + 1/2) but at the halves
-        return sympy.floor(c + sympy.S.Half)
-    return sympy.floor(c)
+def _cell_elements(ctx, c):
+    """floor, or nearest: floor(c + 1/2) (half to even only where c is a number)."""
+    def one(v):
+        v = sympy.sympify(v)
+        if ctx.attrs["mode"] == "floor":
+            return sympy.floor(v)
+        if v.is_number:
+            return sympy.Integer(round(float(v)))
+        return sympy.floor(v + sympy.S.Half)
+    return numpy.vectorize(one, otypes=[object])(c) if numpy.ndim(c) else one(c)
 
 
-@defop("grid_cell", ("c",), params=_cell_params, shape=pointwise_shape, pointwise=True,
-       differentiable=False, sympy=_cell_form,
+def _cell_batch(node, ins, size):
+    (c, _), = ins
+    return grid_cell(c, node.attrs["mode"])
+
+
+@defop("grid_cell", ("c",), params=_cell_params, shape=lambda op, shapes, attrs: shapes[0],
+       differentiable=False, sympy_params=("mode",), fresh=True,
+       elements=_cell_elements, batch=_cell_batch,
        text=lambda c, mode: f"floor({c})" if mode.value == "floor" else f"rint({c})",
        latex=lambda c, mode: (rf"\left\lfloor {c} \right\rfloor" if mode.value == "floor"
                               else rf"\operatorname{{rint}}\left({c}\right)"),
        numpy=lambda c, mode: f"numpy.{'floor' if mode.value == 'floor' else 'rint'}({c})",
        torch=lambda c, mode: (f"torch.{'floor' if mode.value == 'floor' else 'round'}"
                               f"(torch.as_tensor({c}, dtype=torch.float64))"),
-       math=lambda c, mode: (f"math.floor({c})" if mode.value == "floor"
-                             else f"float(round({c}))"))
+       matrix=lambda m, node, c: m.fn("floor" if node.attrs["mode"] == "floor" else "rint", c))
 def grid_cell(c, mode="floor"):
     """floor(c), or with ``mode="nearest"`` the nearest integer (half to even): the cell
     of a grid coordinate. Piecewise constant: it carries no gradient."""
