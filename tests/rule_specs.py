@@ -1324,3 +1324,44 @@ spec("grid_gather", lambda x, cell, **p: sg_ops.grid_gather(x, cell, **p), _t_gr
 
 spec("grid_scatter", lambda g, cell, **p: sg_ops.grid_scatter(g, cell, **p), _t_grid_scatter,
      _grid_cases("g"), samplers=_CELLS)
+
+
+# ----- antialiased interpolation (resample kinds linear_aa, cubic_aa) ---------------------
+# Appended to the resample specs above, with F.interpolate(..., antialias=True) as the
+# reference.
+
+def _t_resample_aa(x, kind, args):
+    out, align, scales = args
+    x4, lead = _fold(x, 2)
+    mode = {"linear_aa": "bilinear", "cubic_aa": "bicubic"}[kind]
+    if scales is not None:
+        y = F.interpolate(x4, scale_factor=scales, mode=mode, align_corners=align,
+                          recompute_scale_factor=False, antialias=True)
+    else:
+        y = F.interpolate(x4, size=out, mode=mode, align_corners=align, antialias=True)
+    return y.reshape(lead + tuple(y.shape[2:]))
+
+
+def _t_resample_aa_backward(g, kind, sizes, args):
+    space = int(np.prod(sizes))
+    basis = torch.eye(space, dtype=torch.float64).reshape((space,) + tuple(sizes))
+    a = _t_resample_aa(basis, kind, args).reshape(space, -1)
+    lead = tuple(g.shape[:g.ndim - 2])
+    return (g.reshape(lead + (-1,)) @ a.T).reshape(lead + tuple(sizes))
+
+
+_AA_CASES = [
+    ("aa_bilinear_shrink", (1, 2, 9, 7), "linear_aa", ((4, 3), False, None)),
+    ("aa_bilinear_grow_align", (2, 5, 4), "linear_aa", ((7, 6), True, None)),
+    ("aa_bicubic_scale", (1, 1, 10, 8), "cubic_aa", ((0.45, 0.6), False, (0.45, 0.6))),
+    ("aa_bicubic_mixed", (1, 6, 3), "cubic_aa", ((2, 5), False, None)),
+]
+for _cid, _x, _kind, _args in _AA_CASES:
+    SPECS["resample"].cases.append(Case(_cid, {"x": _x}, params={"kind": _kind, "args": _args},
+                                        ref=_t_resample_aa))
+    _sizes = _x[-2:]
+    _out = tuple(_x[:-2]) + tuple(int(v) if isinstance(v, int) else int(np.floor(n * v))
+                                  for v, n in zip(_args[0], _sizes))
+    SPECS["resample_backward"].cases.append(Case(
+        _cid, {"g": _out}, params={"kind": _kind, "sizes": _sizes, "args": _args},
+        ref=_t_resample_aa_backward))
