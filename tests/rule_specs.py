@@ -1365,3 +1365,28 @@ for _cid, _x, _kind, _args in _AA_CASES:
     SPECS["resample_backward"].cases.append(Case(
         _cid, {"g": _out}, params={"kind": _kind, "sizes": _sizes, "args": _args},
         ref=_t_resample_aa_backward))
+
+
+# ----- fractional max pooling with fixed windows (fractional_max_index, through
+# unpool_gather), against torch's F.fractional_max_pool2d/3d given the same samples.
+
+_FRACTIONAL_CASES = [
+    ("fractional2d", (2, 3, 9, 7), (3, 2), (4, 3), None),
+    ("fractional3d", (1, 2, 5, 6, 5), (2, 3, 2), (3, 2, 3), None),
+    ("fractional2d_ties", (1, 2, 6, 6), (2, 2), (4, 3), TIES),
+]
+
+
+def _fractional_case(cid, x, kernel, out, sampler):
+    d = len(kernel)
+    samples = np.random.default_rng(len(cid)).uniform(0, 1, x[:len(x) - d] + (d,))
+    fn = F.fractional_max_pool2d if d == 2 else F.fractional_max_pool3d
+    return Case(f"max_pool_index_{cid}", {"h": x}, params={"sizes": tuple(x[len(x) - d:])},
+                samplers={"h": sampler} if sampler else {},
+                build=lambda h, sizes: sg_ops.unpool_gather(
+                    h, sg_ops.fractional_max_index(h, samples, kernel, out), sizes),
+                ref=lambda h, sizes: fn(h, kernel, output_size=out,
+                                        _random_samples=torch.tensor(samples)))
+
+
+SPECS["unpool_gather"].cases.extend(_fractional_case(*c) for c in _FRACTIONAL_CASES)

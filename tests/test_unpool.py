@@ -117,6 +117,35 @@ def test_refusals():
     with pytest.raises(ShapeError, match="invalid output_size"):
         sg.grad_fn(lambda x: F.max_unpool2d(*F.max_pool2d(x, 2, return_indices=True), 2,
                                             output_size=(9, 9)).sum(), shapes={"x": (1, 1, 4, 4)})
-    with pytest.raises(UnsupportedOpError, match="fractional_max_pool2d.*drawn at random"):
-        sg.grad_fn(lambda x: F.fractional_max_pool2d(x, 2, output_size=2).sum(),
-                   shapes={"x": (1, 1, 5, 5)})
+
+
+@pytest.mark.parametrize("d, shape, kernel, out", [
+    (2, (2, 3, 9, 7), (3, 2), (4, 3)), (3, (1, 2, 6, 5, 7), (2, 3, 2), (3, 2, 4)),
+    (2, (3, 8, 8), 2, (5, 4))])
+def test_fractional_max_pool_with_fixed_windows(d, shape, kernel, out):
+    """Values and indices of torch's fractional max pool given _random_samples: orders 1
+    and 2 of the values, and d/dx sum(values * indices) equal to torch's exactly."""
+    n = 1 if len(shape) == d + 1 else shape[0]
+    samples = torch.rand(n, shape[-d - 1], d, dtype=D, generator=torch.Generator().manual_seed(d))
+    fn = F.fractional_max_pool2d if d == 2 else F.fractional_max_pool3d
+
+    def pooled(x):
+        return fn(x, kernel, output_size=out, return_indices=True, _random_samples=samples)
+    check(lambda x: cubes(pooled(x)[0]), {"x": shape})
+    x0 = torch.randn(shape, dtype=D, generator=torch.Generator().manual_seed(1))
+    g = sg.grad_fn(lambda x: (pooled(x)[0] * pooled(x)[1]).sum(), shapes={"x": shape})
+    xs = x0.clone().requires_grad_()
+    ref, = torch.autograd.grad((pooled(xs)[0] * pooled(xs)[1]).sum(), xs)
+    for backend, arg in (("numpy", x0.numpy()), ("torch", x0)):
+        ours = g.compile(backend)(arg)
+        np.testing.assert_array_equal(np.asarray(ours[0] if isinstance(ours, tuple) else ours),
+                                      ref.numpy())
+
+
+def test_fractional_ratio_and_refusal():
+    samples = torch.rand(1, 2, 2, dtype=D, generator=torch.Generator().manual_seed(0))
+    check(lambda x: cubes(F.fractional_max_pool2d(x, 2, output_ratio=(0.5, 0.5),
+                                                  _random_samples=samples)), {"x": (1, 2, 8, 6)})
+    with pytest.raises(UnsupportedOpError, match="fractional_max_pool3d.*drawn at random"):
+        sg.grad_fn(lambda x: F.fractional_max_pool3d(x, 2, output_size=2).sum(),
+                   shapes={"x": (1, 1, 5, 5, 5)})

@@ -1,6 +1,6 @@
 """torch's functions of pooling indices on symbolic Tensors: F.max_unpool1d/2d/3d, ATen's
-max_pool2d/3d_with_indices_backward, torch.constant_pad_nd; F.fractional_max_pool2d/3d
-are refused (their windows are random).
+max_pool2d/3d_with_indices_backward, torch.constant_pad_nd, and F.fractional_max_pool2d/3d
+with fixed windows (``_random_samples``; without them the windows are random, refused).
 
 The indices may be the integer tensor a traced ``F.max_pool*d(..., return_indices=True)``
 returned or a constant torch passed; the maps are the ops of ``core.ops.unpool``.
@@ -11,7 +11,7 @@ from ..core import ops as sgo
 from ..core.shapes import fmt_shape
 from ..errors import ParameterError, ShapeError
 from .conv import pad as _pad
-from .dispatch import refuse, shape_of, torch_op
+from .dispatch import shape_of, torch_op, unsupported
 from .gather import index_operand
 from .pool import _spatial
 
@@ -97,8 +97,46 @@ def constant_pad_nd(input, pad, value=0):
     return _pad(input, pad, "constant", value)
 
 
-refuse("its pooling windows are drawn at random on every call, so the result has no "
-       "formula (symgrad does not yet map the fixed windows of _random_samples either); use "
-       "F.max_pool2d/3d or F.adaptive_max_pool2d/3d, whose windows are fixed",
-       "F.fractional_max_pool2d", "F.fractional_max_pool3d",
-       "F.fractional_max_pool2d_with_indices", "F.fractional_max_pool3d_with_indices")
+_RANDOM = ("its pooling windows are drawn at random on every call, so the result has no "
+           "formula; pass _random_samples (a (N, C, d) tensor in [0, 1)) to fix them, or use "
+           "F.max_pool2d/3d or F.adaptive_max_pool2d/3d")
+
+
+def _fractional(d, always_indices):
+    name = f"torch.nn.functional.fractional_max_pool{d}d" + (
+        "_with_indices" if always_indices else "")
+
+    def handler(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                _random_samples=None):
+        """Fixed windows (``_random_samples``): the index of each window's maximum
+        (fractional_max_index) and the input read there."""
+        if _random_samples is None:
+            raise unsupported(name, (input,), why=_RANDOM)
+        sizes = _spatial(name, input, d)
+        kernel = _ints(name, "kernel_size", kernel_size, d)
+        if output_size is None:
+            if output_ratio is None:
+                raise ParameterError(f"{name}: give output_size or output_ratio")
+            ratio = tuple(output_ratio) if isinstance(output_ratio, (list, tuple)) else (
+                output_ratio,) * d
+            if len(ratio) == 1:
+                ratio *= d
+            if not all(isinstance(n, int) for n in sizes):
+                raise ShapeError(f"{name}: output_ratio needs concrete spatial sizes, got "
+                                 f"{fmt_shape(sizes)}")
+            out = tuple(int(n * r) for n, r in zip(sizes, ratio))
+        else:
+            out = _ints(name, "output_size", output_size, d)
+        samples = _random_samples
+        if len(shape_of(input)) == d + 1:
+            samples = sgo.reshape(samples, tuple(shape_of(samples))[1:])
+        index = sgo.fractional_max_index(input, samples, kernel, out)
+        values = sgo.unpool_gather(input, index, sizes)
+        return (values, index) if return_indices or always_indices else values
+    handler.__name__ = name.rsplit(".", 1)[-1]
+    return handler
+
+
+for _d in (2, 3):
+    torch_op(f"F.fractional_max_pool{_d}d")(_fractional(_d, False))
+    torch_op(f"F.fractional_max_pool{_d}d_with_indices")(_fractional(_d, True))
