@@ -195,9 +195,9 @@ for N, dim in [(8, 3), (20, 5)]:
     w, X, yl = rng.standard_normal(dim), rng.standard_normal((N, dim)), rng.choice([-1.0, 1.0], N)
     tX, ty = torch.tensor(X), torch.tensor(yl)
     ref_h = torch.autograd.functional.hessian(lambda w: logreg(w, tX, ty), torch.tensor(w))
-    verify(f"logreg Hessian N={N}, d={dim} [numpy]", H.compile("numpy")(w, X, yl)[0], ref_h)
+    verify(f"logreg Hessian N={N}, d={dim} [numpy]", H.compile("numpy")(w, X, yl), ref_h)
     verify(f"logreg Hessian N={N}, d={dim} [torch]",
-           H.compile("torch")(torch.tensor(w), tX, ty)[0], ref_h)
+           H.compile("torch")(torch.tensor(w), tX, ty), ref_h)
     s = 1 / (1 + np.exp(yl * (X @ w)))
     by_hand = X.T @ np.diag(s * (1 - s)) @ X / N    # the textbook formula
     verify(f"= Xᵀ diag(σ(1 − σ)) X / N, N={N}", H(w, X, yl), by_hand)

@@ -11,8 +11,10 @@ the op registry), ``diff`` (rules and sweeps), ``views`` (printers), ``codegen``
 from . import codegen, diff, torchfront, views  # noqa: F401  (fill core's service slots)
 from .api import GradFn, Hessian, Jacobian, grad, grad_fn, hessian, hvp, jacobian, jvp, vjp
 from .check import CheckReport, check
-from .core.build import const, symbol
+from .core.build import (const, full, full_like, ones, ones_like, symbol, zeros,
+                         zeros_like)
 from .core.grad_mode import enable_grad, is_grad_enabled, no_grad
+from .core.optional import MissingDependencyError
 from .core.graph import Tensor
 from .core.ops.conv import conv, conv_transpose, conv_weight
 from .core.ops.gather import put_along_add, take, take_add, take_along
@@ -51,6 +53,8 @@ __all__ = [
     # transforms, custom ops and the graph (torch.func / torch.autograd conventions)
     "vjp", "jvp", "jacobian", "hessian", "hvp", "Jacobian", "Hessian", "no_grad",
     "enable_grad", "is_grad_enabled", "Function", "print_graph", "to_dot",
+    # constructors
+    "zeros", "ones", "full", "zeros_like", "ones_like", "full_like",
     # ops
     "abs", "acos", "add", "asin", "atan", "atan2", "broadcast_to", "cast", "clamp", "cos", "cosh",
     "detach", "div", "eq", "erf", "exp", "expm1", "flip", "ge", "gt", "hypot", "isnan", "le", "log",
@@ -76,4 +80,5 @@ __all__ = [
     "SymgradError", "ShapeError", "UnsupportedOpError", "NonScalarOutputError",
     "ControlFlowError", "RuleError", "NotDifferentiableError", "ArgumentError", "CheckError",
     "FunctionError", "OperandError", "ParameterError", "RegistryError", "EvaluationError",
+    "MissingDependencyError",
 ]

@@ -12,7 +12,8 @@ import numpy
 
 from .api import grad_fn
 from .codegen import compile_function
-from .core.build import const, symbol
+from .core.build import const, reference_constants, symbol
+from .core.optional import require_torch
 from .core.shapes import dim_symbols
 from .diff.reverse import backward
 from .errors import CheckError, SymgradError
@@ -55,11 +56,17 @@ class CheckReport:
 
 def _default_dims(inputs, dims):
     sizes = dict(dims or {})
-    free = []
+    free, known = [], []
     for x in inputs:
         for d in dim_symbols(x.shape):
+            known.append(str(d))
             if str(d) not in sizes and str(d) not in free:
                 free.append(str(d))
+    unknown = sorted(set(sizes) - set(known))
+    if unknown:
+        raise SymgradError(f"check: dims names {unknown}, which no input's shape uses (the "
+                           f"symbolic dims are {sorted(set(known)) or 'none'}); fix the "
+                           "spelling or drop them")
     for i, name in enumerate(free):
         sizes[name] = 2 + i % 4
     return sizes
@@ -76,9 +83,14 @@ def _concrete(shape, sizes):
     return tuple(out)
 
 
-def _compare(ours, ref, label, report, rtol, atol, raise_on_mismatch=True):
+def _compare(ours, ref, label, report, rtol, atol, raise_on_mismatch=True, hint=""):
+    """Elementwise closeness with the absolute tolerance scaled to the block's largest
+    element: an element that is small by cancellation inside a large gradient (deep nets)
+    carries the rounding error of the large terms it came from."""
     ours = numpy.asarray(ours, dtype=float)
     ref = numpy.asarray(ref, dtype=float)
+    finite_ref = numpy.abs(ref[numpy.isfinite(ref)])
+    atol = atol + rtol * (float(finite_ref.max()) if finite_ref.size else 0.0)
     problem = None
     if ours.shape != ref.shape:
         problem = f"{label}: symgrad gives shape {ours.shape}, torch gives {ref.shape}"
@@ -90,7 +102,7 @@ def _compare(ours, ref, label, report, rtol, atol, raise_on_mismatch=True):
         bad = numpy.argmax(numpy.where(close, -1.0, gap))
         idx = numpy.unravel_index(bad, ref.shape) if ref.shape else ()
         problem = (f"{label}: symgrad and torch.autograd disagree; at index {idx} "
-                   f"symgrad gives {ours[idx]!r}, torch gives {ref[idx]!r}")
+                   f"symgrad gives {ours[idx]!r}, torch gives {ref[idx]!r}{hint}")
     if problem is not None:
         if raise_on_mismatch:
             raise CheckError(problem)
@@ -113,7 +125,7 @@ def _index_bound(inputs, sizes):
 
 
 def _torch_args(args):
-    import torch
+    torch = require_torch("sg.check")
     return [torch.as_tensor(a) if getattr(a, "dtype", None) is not None and a.dtype.kind in "bi"
             else torch.tensor(a, dtype=torch.float64) for a in args]
 
@@ -130,7 +142,7 @@ def check(f, shapes=None, dims=None, order=2, wrt=None, trials=3, seed=0, rtol=1
     ``CheckError`` on the first mismatch, or with ``raise_on_mismatch=False`` records
     every mismatch in ``report.failures`` (``report.ok`` is then False).
     """
-    import torch
+    torch = require_torch("sg.check (it compares with torch.autograd)")
 
     f, shapes, wrt = as_function(f, shapes, loss, wrt)
     g = grad_fn(f, wrt=wrt, shapes=shapes)
@@ -172,7 +184,8 @@ def check(f, shapes=None, dims=None, order=2, wrt=None, trials=3, seed=0, rtol=1
         targs = [torch.tensor(a, dtype=torch.float64, requires_grad=i in wrt_idx)
                  if x.kind == "float" else torch.as_tensor(a)
                  for i, (x, a) in enumerate(zip(g.inputs, args))]
-        out = reference(*targs)
+        with reference_constants(torch, sizes):
+            out = reference(*targs)
         if not isinstance(out, torch.Tensor) or out.dim() != 0:
             raise SymgradError("check: the reference must return a scalar torch tensor")
         wrt_t = [targs[i] for i in wrt_idx]
@@ -193,7 +206,13 @@ def check(f, shapes=None, dims=None, order=2, wrt=None, trials=3, seed=0, rtol=1
         needs = [r for r in ref if r.requires_grad]
         if needs:
             total = sum((r * v).sum() for r, v in zip(ref, vt) if r.requires_grad)
-            ref2 = torch.autograd.grad(total, wrt_t, allow_unused=True, materialize_grads=True)
+            try:
+                ref2 = torch.autograd.grad(total, wrt_t, allow_unused=True,
+                                           materialize_grads=True)
+            except RuntimeError as e:
+                raise CheckError(f"check: torch.autograd has no second derivative here "
+                                 f"({str(e).splitlines()[0]}); compare first derivatives "
+                                 "with order=1") from None
         else:
             ref2 = [torch.zeros_like(t) for t in wrt_t]
         for b, fn in hvp.items():
@@ -201,8 +220,12 @@ def check(f, shapes=None, dims=None, order=2, wrt=None, trials=3, seed=0, rtol=1
                 ours2 = fn(*(args + vs_np))
             else:
                 ours2 = fn(*(_torch_args(args) + vt))
+            hint = "" if needs else (
+                " (torch's first derivative here has no graph: if an op in the reference "
+                "has no double backward, e.g. a once_differentiable Function, compare first "
+                "derivatives with order=1)")
             for x, o, r in zip(g.wrt, ours2, ref2):
                 o = o.detach().numpy() if b == "torch" else o
                 _compare(o, r.detach().numpy(force=True), f"H·v d/d{x.name} [{b}]", report, rtol,
-                         atol, raise_on_mismatch)
+                         atol, raise_on_mismatch, hint)
     return report

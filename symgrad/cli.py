@@ -80,6 +80,8 @@ def build_parser():
                     "torch.autograd.",
         epilog="example: symgrad examples/mlp_cli.py:loss --shape W=m,n --shape x=n "
                "--shape b=m --check --dims m=3,n=2")
+    from . import __version__
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     p.add_argument("target", metavar="FILE:FUNC",
                    help="a Python file and the function in it to differentiate")
     p.add_argument("--shape", metavar="NAME=d1,d2", type=shape_spec, action="append",

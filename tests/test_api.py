@@ -367,3 +367,63 @@ def test_clean_interpreter_exit():
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0
     assert r.stderr == ""
+
+
+def test_constructors_take_symbolic_dims_and_have_torch_values():
+    import torch
+
+    def f(x):
+        n = x.shape[0]
+        return (x * sg.ones(n)).sum() + (x * sg.full((n,), 0.5)).sum() + \
+            (sg.zeros_like(x) + sg.ones_like(x) * 2 + sg.full_like(x, 3.0)).sum() * x.sum()
+
+    g = sg.grad_fn(f, shapes={"x": ("n",)})
+    x = np.array([1.0, -2.0, 0.5])
+    (ours,) = g.compile("numpy")(x)
+    xt = torch.tensor(x, requires_grad=True)
+    n = 3
+    (xt.sum() * 1.5 + 5.0 * n * xt.sum()).backward()
+    np.testing.assert_allclose(ours, xt.grad.numpy())
+    assert sg.zeros(("n", 2)).shape[1] == 2 and sg.full((), 1.0).shape == ()
+
+
+def test_without_torch_numpy_works_and_torch_features_say_how_to_install():
+    import subprocess
+    import sys
+    script = (
+        "import sys; sys.modules['torch'] = None\n"
+        "import numpy as np, symgrad as sg\n"
+        "g = sg.grad_fn(lambda x: (sg.tanh(x) ** 2).sum(), shapes={'x': (3,)})\n"
+        "assert 'torch' not in [m for m in sys.modules if sys.modules[m] is not None]\n"
+        "print(g.compile('numpy')(np.ones(3))[0].shape)\n"
+        "for call in (lambda: g.compile('torch'), lambda: sg.check(lambda x: (sg.tanh(x) ** 2).sum(), shapes={'x': (3,)})):\n"
+        "    try:\n"
+        "        call()\n"
+        "    except sg.MissingDependencyError as e:\n"
+        "        assert \"pip install 'symgrad[torch]'\" in str(e), e\n"
+        "        print('refused')\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["(3,)", "refused", "refused"]
+
+
+def test_a_variadic_function_is_a_clear_error():
+    def v(*xs):
+        return sum(x.sum() for x in xs)
+
+    with pytest.raises(sg.SymgradError, match=r"v\(\*xs\).*lambda x, y: v\(x, y\)"):
+        sg.grad_fn(v, shapes={"x": (2,)})
+    with pytest.raises(sg.SymgradError, match="one named parameter per input"):
+        sg.grad_fn(v)
+
+
+def test_default_arguments_stay_defaults_unless_shapes_names_them():
+    def h(x, scale=2.0):
+        return (x * scale).sum()
+
+    g = sg.grad_fn(h, shapes={"x": (2,)})
+    assert [x.name for x in g.inputs] == ["x"]
+    np.testing.assert_allclose(g.compile("numpy")(np.ones(2))[0], [2.0, 2.0])
+    g2 = sg.grad_fn(h, shapes={"x": (2,), "scale": ()})
+    assert [x.name for x in g2.wrt] == ["x", "scale"]

@@ -351,3 +351,8 @@ def test_console_script_installed():
         pytest.skip("the symgrad console script is not on PATH (pip install -e .)")
     r = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.startswith("usage: symgrad ")
+
+
+def test_version_needs_no_target(capsys):
+    assert main(["--version"]) in (0, None)
+    assert capsys.readouterr().out.strip() == f"symgrad {sg.__version__}"

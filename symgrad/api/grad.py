@@ -10,7 +10,7 @@ import unicodedata
 
 import sympy
 
-from ..core.build import as_tensor, const, gc_paused, symbol, zeros
+from ..core.build import as_tensor, const, gc_paused, symbol, torch_module, zeros
 from ..core.grad_mode import enable_grad
 from ..core.graph import Tensor, topo_order
 from ..core.shapes import KIND_DTYPES, TensorSpec, as_shape, dim_symbols, fmt_shape, shapes_equal
@@ -53,11 +53,25 @@ def parameters(f):
 
 
 def make_inputs(f, shapes=None):
-    """One symbol per parameter of ``f``, shaped by ``shapes`` or annotations."""
+    """One symbol per parameter of ``f``, shaped by ``shapes`` or annotations. Trailing
+    parameters with a default keep it (they are constants of the formula) unless
+    ``shapes`` names them, which makes them inputs."""
     shapes = dict(shapes or {})
     params = parameters(f)
+    while params and params[-1].default is not inspect.Parameter.empty and \
+            params[-1].name not in shapes:
+        params.pop()               # a default stays a default unless shapes names it
     names = [p.name for p in params]
     unknown = [k for k in shapes if k not in names]
+    variadic = [p.name for p in inspect.signature(f).parameters.values()
+                if p.kind is inspect.Parameter.VAR_POSITIONAL]
+    if variadic and (unknown or not params):
+        fname = getattr(f, "__name__", "f")
+        raise SymgradError(
+            f"{fname}(*{variadic[0]}) takes its inputs as *{variadic[0]}: symgrad names each "
+            "input after a parameter (its formulas and the compiled code's arguments "
+            f"use the names); give {fname} one named parameter per input, or wrap it: "
+            f"lambda x, y: {fname}(x, y)")
     if unknown:
         raise SymgradError(f"shapes names {unknown} that are not parameters of "
                            f"{getattr(f, '__name__', 'f')}({', '.join(names)})")
@@ -168,8 +182,23 @@ class GradFn(DerivativeFn):
 @gc_paused
 def grad_fn(f, wrt=None, shapes=None, loss=None):
     """The gradient function of scalar-valued ``f``: formulas, program, compiled code.
-    ``f`` may be an ``nn.Module`` (its parameters become symbols, see
-    ``torchfront.module``); ``loss`` turns the output of ``f`` into a scalar."""
+
+    ``wrt`` names the inputs to differentiate by (a name, an index, or a list of them).
+    By default it is every float input: a formula for each parameter is what one reads a
+    gradient function for, and ``g.compile()`` then returns one block per input.
+    ``torch.func.grad`` and ``jax.grad`` default to the first argument instead because
+    they return a value; ``wrt=0`` gives that. ``sg.jacobian`` and ``sg.hessian`` objects
+    use the same default, while their primal forms (``sg.hessian(f, x)``) follow
+    ``torch.func`` (``argnums=0``). Parameters with defaults stay defaults unless
+    ``shapes`` names them. ``f`` may be an ``nn.Module`` (its parameters become symbols,
+    see ``torchfront.module``); ``loss`` turns the output of ``f`` into a scalar.
+
+        >>> import symgrad as sg
+        >>> g = sg.grad_fn(lambda x, y: (x * y).sum(), shapes={"x": ("n",), "y": ("n",)})
+        >>> print(g.text())
+        df/dx = y    [shape (n,)]
+        df/dy = x    [shape (n,)]
+    """
     f, shapes, wrt = as_function(f, shapes, loss, wrt)
     name = getattr(f, "__name__", "f")
     if name == "<lambda>":
@@ -194,9 +223,16 @@ def grad(outputs, inputs, grad_outputs=None, allow_unused=False, materialize_gra
          retain_graph=None, create_graph=None):
     """Symbolic ``torch.autograd.grad``: gradients of ``outputs`` w.r.t. ``inputs`` as
     Tensors (differentiable again). ``retain_graph``/``create_graph`` are accepted for
-    compatibility; symbolic gradients are always differentiable."""
+    compatibility; symbolic gradients are always differentiable. On torch tensors it is
+    ``torch.autograd.grad`` with ``create_graph=True`` (so a function using it runs on
+    torch tensors too, as ``sg.check``'s reference run does)."""
     outs, _ = _as_list(outputs)
     ins, _ = _as_list(inputs)
+    torch = torch_module()
+    if torch is not None and ins and all(isinstance(x, torch.Tensor) for x in ins):
+        return torch.autograd.grad(outputs, inputs, grad_outputs, allow_unused=allow_unused,
+                                   materialize_grads=materialize_grads, create_graph=True,
+                                   retain_graph=True)
     outs = [as_tensor(o, "grad") for o in outs]
     for i, x in enumerate(ins):
         if not isinstance(x, Tensor):

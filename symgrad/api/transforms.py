@@ -471,8 +471,25 @@ class _Transformed(DerivativeFn):
         p.kind = "torch" if torch is not None and any(
             isinstance(a, torch.Tensor) for a in args) else "numpy"
         p.plain = all(isinstance(a, (int, float)) for a in args)
-        values = [p._convert(v) for v in self.compile(p.kind)(*p._args(args))]
+        values = [p._convert(v) for v in super().compile(p.kind)(*p._args(args))]
         return unflatten(self.spec, self._structure(values))
+
+    def compile(self, backend="numpy", with_value=False):
+        """A plain function of ``f``'s arguments returning the blocks in the same nested
+        layout as calling this object (``H[i][j]`` per output, as ``torch.func``), or
+        ``(value, blocks)``; it runs NumPy or torch code only."""
+        flat = super().compile(backend, with_value)
+        structure, spec = self._structure, self.spec
+
+        def nested(*args):
+            result = flat(*args)
+            if with_value:
+                value, blocks = result
+                return value, unflatten(spec, structure(list(blocks)))
+            return unflatten(spec, structure(list(result)))
+        nested.__name__ = flat.__name__
+        nested.__doc__ = flat.__doc__
+        return nested
 
 
 class Jacobian(_Transformed):

@@ -205,9 +205,51 @@ defop("const", (), sympy=_const_expr, sympy_class=Fill, sympy_params=("shape", "
       doc="a constant filling its shape: a number or an expression of dims")
 
 
+_reference_run = threading.local()
+
+
+class reference_constants:
+    """While a reference function runs on torch tensors (``sg.check``), constants built
+    with sg constructors (``sg.eye``, ``sg.zeros``, ``sg.full``, ``sg.const``) are torch
+    tensors of the sizes ``dims`` gives their symbolic dims, so the function's own code
+    runs unchanged as plain torch."""
+
+    def __init__(self, torch, dims):
+        self.torch, self.dims = torch, {str(k): int(v) for k, v in dims.items()}
+
+    def __enter__(self):
+        self.saved = getattr(_reference_run, "active", None)
+        _reference_run.active = self
+        return self
+
+    def __exit__(self, *exc):
+        _reference_run.active = self.saved
+
+    def size(self, d):
+        if isinstance(d, sympy.Expr):
+            return int(d.subs({s: self.dims[s.name] for s in d.free_symbols
+                               if s.name in self.dims}))
+        if isinstance(d, str):
+            return self.dims[d]
+        return int(d)
+
+    def full(self, shape, value):
+        return self.torch.full(tuple(self.size(d) for d in shape), float(value),
+                               dtype=self.torch.float64)
+
+
+def reference_run():
+    """The active ``reference_constants``, or None while tracing (the usual case)."""
+    return getattr(_reference_run, "active", None)
+
+
 def const(value, shape=()):
     """A constant filling ``shape``; ``value`` is a number or a SymPy expression of dims
     (an array or tensor is a constant array of its own shape)."""
+    ref = reference_run()
+    if ref is not None and not getattr(value, "ndim", 0):
+        return ref.full(shape if isinstance(shape, (tuple, list)) else (shape,),
+                        ref.size(value) if isinstance(value, sympy.Expr) else value)
     if type(shape) is not tuple or not all(type(d) is int or isinstance(d, sympy.Expr)
                                            for d in shape):
         shape = as_shape(shape)
@@ -250,11 +292,40 @@ def number(value):
 
 
 def zeros(shape):
-    return const(sympy.S.Zero, shape)
+    """An array of zeros; dims are ints or names (``sg.zeros(("n", 3))``), as in
+    ``torch.zeros``. Its gradient is nothing: it is a constant."""
+    return const(sympy.S.Zero, _sizes(shape))
 
 
 def ones(shape):
-    return const(sympy.S.One, shape)
+    """An array of ones (``sg.ones("n")`` is the all-ones vector 𝟙 of length n)."""
+    return const(sympy.S.One, _sizes(shape))
+
+
+def full(shape, value):
+    """An array filled with ``value``, a number or an expression of dims
+    (``sg.full(("n",), 0.5)``), as in ``torch.full``."""
+    return const(value, _sizes(shape))
+
+
+def _sizes(shape):
+    """A shape, or one dim (an int, a name or a symbolic dim such as ``x.shape[0]``)."""
+    return tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+
+
+def zeros_like(x):
+    """Zeros of ``x``'s shape (symbolic dims too)."""
+    return zeros(as_tensor(x, "zeros_like").shape)
+
+
+def ones_like(x):
+    """Ones of ``x``'s shape (symbolic dims too)."""
+    return ones(as_tensor(x, "ones_like").shape)
+
+
+def full_like(x, value):
+    """``value`` filling ``x``'s shape (symbolic dims too)."""
+    return full(as_tensor(x, "full_like").shape, value)
 
 
 def is_zero(t):

@@ -5,6 +5,6 @@ sizes (``factories``), nn.Modules as functions of symbols (``module``), and
 ``sg.Function`` on torch tensors (``autograd_function``). torch itself is imported only
 when a mapping needs it."""
 from . import autograd_function, conv, dispatch, factories, functional, gather  # noqa: F401
-from . import linalg, norm, pointwise, pool, recurrent, shape  # noqa: F401
+from . import linalg, norm, pointwise, pool, recurrent, refusals, shape  # noqa: F401
 from . import grid, unpool  # noqa: F401
 from .dispatch import supported  # noqa: F401

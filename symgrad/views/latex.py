@@ -1,14 +1,41 @@
-"""The LaTeX view of formulas: SymPy's ``LatexPrinter`` printing floats as Python does;
-symgrad's op classes print themselves from their OpDef's LaTeX spelling
+"""The LaTeX view of formulas: SymPy's ``LatexPrinter`` printing floats as Python does and
+names whole; symgrad's op classes print themselves from their OpDef's LaTeX spelling
 (``OpBase._latex``)."""
-from sympy.printing.latex import LatexPrinter
+import re
+
+from sympy import Symbol
+from sympy.printing.latex import LatexPrinter, greek_letters_set
+
+_INTERMEDIATE = re.compile(r"t(\d+)")
+_GREEK = greek_letters_set | {g.capitalize() for g in greek_letters_set} | {"lamda", "Lamda"}
+
+
+def latex_name(name):
+    """A user's name kept whole: ``x_train`` is x\\_train and ``sigma2`` is sigma2 in one
+    italic word (SymPy would read them as x subscript train and σ₂). A name is Greek only
+    when it is exactly a Greek letter's name, one letter stays as it is, and symgrad's own
+    intermediates t1, t2, ... print as t₁, t₂."""
+    match = _INTERMEDIATE.fullmatch(name)
+    if match:
+        return f"t_{{{match.group(1)}}}"
+    if name in _GREEK:
+        return LatexPrinter()._print_Symbol(Symbol(name))
+    if len(name) == 1:
+        return name
+    return r"\mathit{" + name.translate(_ESCAPES) + "}"
+
+
+_ESCAPES = str.maketrans({c: "\\" + c for c in "_{}#$%&"})
 
 
 class FormulaLatexPrinter(LatexPrinter):
-    """SymPy's LaTeX printer, with floats as Python prints them."""
+    """SymPy's LaTeX printer, with floats as Python prints them and names kept whole."""
 
     def _print_Float(self, expr):
         return repr(float(expr))
+
+    def _print_Symbol(self, expr, style="plain"):
+        return latex_name(expr.name)
 
 
 _latex_printer = FormulaLatexPrinter()

@@ -4,8 +4,9 @@ generated function), so the code runs wherever its arguments live."""
 import numpy
 import sympy
 
-from ..printers import ArrayPrinting, fold
+from ...core.optional import require_torch
 from ..names import shape_code
+from ..printers import ArrayPrinting, fold
 from .base import Backend
 
 
@@ -123,7 +124,7 @@ class TorchBackend(Backend):
 
     def namespace(self):
         import math
-        import torch
+        torch = require_torch('compile("torch")')
         return {"math": math, "numpy": numpy, "torch": torch}
 
     index_helpers = {"_index_tensor": (

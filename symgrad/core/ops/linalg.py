@@ -6,7 +6,7 @@ import math
 import numpy
 import sympy
 from ...errors import ParameterError, ShapeError
-from ..build import apply, leaf, make
+from ..build import apply, leaf, make, reference_run
 from ..graph import Tensor
 from ..opdef import defop, public
 from ..shapes import as_dim, broadcast_shapes, dims_match, fmt_shape
@@ -245,6 +245,9 @@ def _eye_elements(ctx):
        elements=_eye_elements)
 def eye(n):
     """The n x n identity matrix (n an int or a symbolic dim name)."""
+    ref = reference_run()
+    if ref is not None:
+        return ref.torch.eye(ref.size(n), dtype=ref.torch.float64)
     n = as_dim(n)
     return leaf("eye", (("n", n),), (n, n), "float")
 
@@ -374,6 +377,14 @@ def _matrix_shape(op, shapes, attrs):
     return shapes[0]
 
 
+def _matrices_shape(op, shapes, attrs):
+    """A matrix or a batch of them (leading dims)."""
+    if len(shapes[0]) < 2:
+        raise ShapeError(f"{op}: expects a matrix or a batch of matrices, got shape "
+                         f"{fmt_shape(shapes[0])}")
+    return shapes[0]
+
+
 def _band_params(op, shapes, k=0):
     if not isinstance(k, int) or isinstance(k, bool):
         raise ParameterError(f"{op}: the diagonal offset k must be an int, got {k!r}")
@@ -392,7 +403,7 @@ def _band(name, keep):
         mask = keep(numpy.ones(x.shape, dtype=bool), ctx.attrs["k"])
         return numpy.where(mask, x, sympy.S.Zero)
 
-    return defop(name, ("x",), params=_band_params, shape=_matrix_shape, text=text,
+    return defop(name, ("x",), params=_band_params, shape=_matrices_shape, text=text,
                  latex=latex, numpy=f"numpy.{name}({{x}}, {{k}})",
                  torch=f"torch.{name}({{x}}, {{k}})", elements=band_elements,
                  torch_names=(f"torch.{name}", f"torch.Tensor.{name}"))

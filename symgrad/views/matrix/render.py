@@ -29,10 +29,15 @@ class Style:
     HDIV = " ⊘ "
     MM = " "
     NEG = "−"
+    SYMBOLS = {}
     SUPERSCRIPTS = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 
     def number(self, value):
         return format_expr(value)
+
+    def symbol(self, text):
+        """A relation or logic sign as this notation writes it."""
+        return self.SYMBOLS.get(text, text)
 
     def name(self, text):
         if text.startswith("t") and text[1:].isdigit():
@@ -69,6 +74,8 @@ class LatexStyle(Style):
     HDIV = r" \oslash "
     MM = " "
     NEG = "-"
+    SYMBOLS = {"¬": r"\neg ", "≤": r"\le", "≥": r"\ge", "≠": r"\ne", "<": "<", ">": ">",
+               "∧": r"\land", "∨": r"\lor"}
 
     def number(self, value):
         return latex_expr(value)
@@ -170,11 +177,12 @@ class Renderer:
         if k == "iverson":
             return s.iverson(self(t.args[0])), ATOM
         if k == "rel":
-            return f"{self.wrap(t.args[0], ADD)} {t.data} {self.wrap(t.args[1], ADD)}", 0
+            return (f"{self.wrap(t.args[0], ADD)} {s.symbol(t.data)} "
+                    f"{self.wrap(t.args[1], ADD)}"), 0
         if k == "logic":
-            return f" {t.data} ".join(self.wrap(a, ATOM) for a in t.args), 0
+            return f" {s.symbol(t.data)} ".join(self.wrap(a, ATOM) for a in t.args), 0
         if k == "not":
-            return "¬" + self.wrap(t.args[0], ATOM), ATOM
+            return s.symbol("¬") + self.wrap(t.args[0], ATOM), ATOM
         if k == "diag":
             return s.call("diag", [self(t.args[0])]), ATOM
         if k == "norm":

@@ -1,0 +1,37 @@
+"""PyTorch's OpInfo database as symgrad's conformance suite (issue 15).
+
+One test per OpInfo variant and order: the variant is walked over all of torch's own
+samples (``opinfo.classify``) and its class must be the one the committed report
+``docs/conformance.md`` states, and never ``crash`` or ``wrong``. A refusal passes (it
+is counted in the report); a change of class, better or worse, means regenerating the
+report:
+
+    python -m tests.conformance.opinfo --report docs/conformance.md
+"""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("expecttest")
+
+from . import opinfo  # noqa: E402
+
+REPORT = Path(__file__).resolve().parents[2] / "docs" / "conformance.md"
+COMMITTED = opinfo.read_report(REPORT)
+VARIANTS = {opinfo.variant_name(o): o for o in opinfo.variants()}
+
+
+def test_the_report_lists_every_variant_once():
+    assert sorted(COMMITTED) == sorted(VARIANTS)
+
+
+@pytest.mark.parametrize("order", [1, 2])
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_variant_has_its_reported_class(name, order):
+    with np.errstate(all="ignore"):
+        kind, detail = opinfo.classify(VARIANTS[name], order)
+    assert kind not in ("crash", "wrong"), f"{name} at order {order}: {kind}: {detail}"
+    assert kind == COMMITTED[name][order], (
+        f"{name} at order {order} is now {kind!r} ({detail}); the report says "
+        f"{COMMITTED[name][order]!r}: regenerate docs/conformance.md")
