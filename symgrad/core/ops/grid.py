@@ -116,6 +116,7 @@ _GATHER_T = '''def _grid_gather(x, cell, padding, align):
     sizes = tuple(x.shape[x.dim() - d:])
     flat, mask = _grid_flat(cell, sizes, padding, align)
     lead = tuple(flat.shape[:flat.dim() - d])
+    x = _as_float_t(x)
     c = x.shape[len(lead)]
     rows = flat.reshape(lead + (1, -1)).expand(lead + (c, -1))
     out = torch.gather(x.reshape(lead + (c, -1)), -1, rows)
@@ -127,7 +128,7 @@ _SCATTER_T = '''def _grid_scatter(g, cell, sizes, padding, align):
     sizes = tuple(int(n) for n in sizes)
     flat, mask = _grid_flat(cell, sizes, padding, align)
     lead = tuple(flat.shape[:flat.dim() - d])
-    g = torch.as_tensor(g, dtype=torch.float64)
+    g = _as_float_t(g)
     g = g.expand(tuple(g.shape[:g.dim() - d]) + tuple(flat.shape[len(lead):]))
     c = g.shape[len(lead)]
     g = g.reshape(lead + (c, -1))
@@ -136,9 +137,12 @@ _SCATTER_T = '''def _grid_scatter(g, cell, sizes, padding, align):
     rows = flat.reshape(lead + (1, -1)).expand(lead + (c, -1))
     out = torch.zeros(lead + (c, math.prod(sizes)), dtype=g.dtype, device=g.device)
     return out.scatter_add(-1, rows, g).reshape(lead + (c,) + sizes)'''
+_AS_FLOAT_T = '''def _as_float_t(v):
+    return v if isinstance(v, torch.Tensor) else torch.as_tensor(v, dtype=torch.float64)'''
 _NUMPY = {"_grid_fold": _FOLD, "_grid_flat": _FLAT, "_grid_gather": _GATHER,
           "_grid_scatter": _SCATTER}
-_TORCH = {"_grid_fold": _FOLD_T, "_grid_flat": _FLAT_T, "_grid_gather": _GATHER_T,
+_TORCH = {"_as_float_t": _AS_FLOAT_T, "_grid_fold": _FOLD_T, "_grid_flat": _FLAT_T,
+          "_grid_gather": _GATHER_T,
           "_grid_scatter": _SCATTER_T}
 
 

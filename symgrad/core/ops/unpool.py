@@ -81,7 +81,7 @@ _UNPOOL_T = '''def _unpool(x, index, sizes, add, op):
     d = len(sizes)
     lead = tuple(torch.as_tensor(index).shape)[:torch.as_tensor(index).dim() - d]
     rows, space = _unpool_rows(index, sizes, lead, op)
-    x = torch.as_tensor(x, dtype=torch.float64)
+    x = _as_float_t(x)
     x = x.expand(tuple(torch.as_tensor(index).shape)).reshape(rows.shape)
     out = torch.zeros(lead + (space,), dtype=x.dtype, device=x.device)
     out = out.scatter_add(-1, rows, x) if add else out.scatter(-1, rows, x)
@@ -91,7 +91,7 @@ _GATHER_T = '''def _unpool_gather(h, index, sizes, op):
     shape = tuple(torch.as_tensor(index).shape)
     lead = shape[:len(shape) - d]
     rows, space = _unpool_rows(index, sizes, lead, op)
-    h = torch.as_tensor(h, dtype=torch.float64).expand(lead + tuple(int(n) for n in sizes))
+    h = _as_float_t(h).expand(lead + tuple(int(n) for n in sizes))
     return torch.gather(h.reshape(lead + (space,)), -1, rows).reshape(shape)'''
 
 
@@ -220,8 +220,11 @@ def _unpool_batch(node, ins, size):
                         node.attrs["sizes"])
 
 
+_AS_FLOAT_T = '''def _as_float_t(v):
+    return v if isinstance(v, torch.Tensor) else torch.as_tensor(v, dtype=torch.float64)'''
 _NUMPY = {"_unpool_rows": _FLAT, "_unpool": _UNPOOL, "_unpool_gather": _GATHER}
-_TORCH = {"_unpool_rows": _FLAT_T, "_unpool": _UNPOOL_T, "_unpool_gather": _GATHER_T}
+_TORCH = {"_as_float_t": _AS_FLOAT_T, "_unpool_rows": _FLAT_T, "_unpool": _UNPOOL_T,
+          "_unpool_gather": _GATHER_T}
 
 
 def _text(name, first):
