@@ -387,6 +387,8 @@ EXAMPLES.update({
 # pooling, interpolation and normalisation (torchfront/pool.py, norm.py)
 from torch_examples_pool import EXAMPLES as _POOL_EXAMPLES  # noqa: E402
 EXAMPLES.update({k: Ex(*v) for k, v in _POOL_EXAMPLES.items()})
+from torch_examples_unpool import EXAMPLES as _UNPOOL_EXAMPLES  # noqa: E402
+EXAMPLES.update({k: Ex(*v) for k, v in _UNPOOL_EXAMPLES.items()})
 
 
 def _registry_examples():

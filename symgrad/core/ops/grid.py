@@ -309,7 +309,7 @@ def _batch(node, ins, size):
 
 
 def _options(padding, align_corners):
-    opts = [] if padding.value == "zeros" else [f"padding_mode={padding.value!r}"]
+    opts = [] if padding.value == "zeros" else [f"padding={padding.value!r}"]
     return opts + (["align_corners=True"] if align_corners.value else [])
 
 
@@ -330,7 +330,7 @@ def _matrix(name):
     def form(m, node, *terms):
         a = node.attrs
         opts = ([f"sizes={tuple(a['sizes'])!r}"] if name == "grid_scatter" else []) + (
-            [] if a["padding"] == "zeros" else [f"padding_mode={a['padding']!r}"]) + (
+            [] if a["padding"] == "zeros" else [f"padding={a['padding']!r}"]) + (
             ["align_corners=True"] if a["align_corners"] else [])
         return m.fn(name, *terms, data=", ".join(opts))
     return form
