@@ -399,6 +399,8 @@ from scatter_examples import EXAMPLES as _SCATTER_EXAMPLES  # noqa: E402
 EXAMPLES.update({k: Ex(*v) for k, v in _SCATTER_EXAMPLES.items()})
 from shape_examples import EXAMPLES as _SHAPE_EXAMPLES  # noqa: E402  (shape family)
 EXAMPLES.update({k: Ex(*v) for k, v in _SHAPE_EXAMPLES.items()})
+from torch_examples_unpool import EXAMPLES as _UNPOOL_EXAMPLES  # noqa: E402
+EXAMPLES.update({k: Ex(*v) for k, v in _UNPOOL_EXAMPLES.items()})
 
 
 def _registry_examples():

@@ -5,6 +5,8 @@ im2col ops; F.pixel_shuffle / F.pixel_unshuffle as reshapes and permutations; an
 in every mode, written with slices, flips and concatenation. nn.Conv*d and
 nn.ConvTranspose*d (any padding_mode) run their own forward, which calls these.
 """
+import numpy
+
 from ..core import ops as sgo
 from ..core.build import const
 from ..core.shapes import fmt_shape
@@ -184,7 +186,7 @@ def _pad_side(x, axis, amount, mode, value, high):
 
 def _check_pad_size(mode, x, axis, lo, hi):
     size = x.shape[axis]
-    if not isinstance(size, int):
+    if not isinstance(size, int) or mode == "constant":
         return
     limit = size - 1 if mode == "reflect" else size
     if mode != "replicate" and max(lo, hi) > limit:
@@ -197,8 +199,8 @@ def _check_pad_size(mode, x, axis, lo, hi):
 @torch_op("F.pad")
 def pad(input, pad, mode="constant", value=None):
     """torch's F.pad: ``pad`` = (lo, hi) pairs from the last dim backwards; "constant"
-    fills with ``value`` (0) and crops where negative; "reflect", "replicate" and
-    "circular" mirror, repeat the edge or wrap around."""
+    fills with ``value`` (0); "reflect", "replicate" and "circular" mirror, repeat the
+    edge or wrap around; negative padding crops first (torch's result in every mode)."""
     if mode not in PAD_MODES:
         raise ParameterError(f"pad: mode must be one of {PAD_MODES}, got {mode!r}")
     pad = tuple(pad)
@@ -214,9 +216,11 @@ def pad(input, pad, mode="constant", value=None):
     for k in range(len(pad) // 2):
         lo, hi = pad[2 * k], pad[2 * k + 1]
         axis = rank - 1 - k
-        if mode != "constant" and min(lo, hi) < 0:
-            raise ParameterError(f"pad: negative padding {(lo, hi)} is supported in mode "
-                                 f"'constant' only (it crops), got mode {mode!r}")
+        size = x.shape[axis]
+        if mode == "replicate" and isinstance(size, int) and 0 < size <= -min(lo, 0) - min(hi, 0):
+            ids = numpy.clip(numpy.arange(size + lo + hi) - lo, 0, size - 1)
+            x = sgo.take(x, ids, axis=axis)     # cropped to nothing, then the edge repeated
+            continue
         if lo < 0 or hi < 0:
             x = _slice(x, axis, max(-lo, 0), hi if hi < 0 else None)
             lo, hi = max(lo, 0), max(hi, 0)

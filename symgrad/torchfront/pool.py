@@ -13,7 +13,7 @@ from ..core import ops as sgo
 from ..core.shapes import fmt_shape
 from ..core.ops.pool import interpolation_args, window_args
 from ..errors import ParameterError, ShapeError
-from .dispatch import Unavailable, reject, shape_of, torch_op, unsupported
+from .dispatch import shape_of, torch_op, unsupported
 
 
 def _spatial(name, input, d, batched_only=False):
@@ -34,18 +34,18 @@ def _max_pool(d):
                 return_indices=False):
         _spatial(name, input, d)
         args = window_args(name, "max", d, kernel_size, stride, padding, dilation, ceil_mode)
-        out = sgo.max_pool(input, "max", args)
-        return _with_indices(name, out, return_indices)
+        return _with_indices(input, "max", args, return_indices)
     handler.__name__ = f"max_pool{d}d"
     return handler
 
 
-def _with_indices(name, out, return_indices):
-    """torch returns (values, indices) with return_indices=True: the values trace, the
-    indices are integers with no formula (any use of them raises)."""
+def _with_indices(input, kind, args, return_indices):
+    """torch returns (values, indices) with return_indices=True: the indices are an
+    integer tensor (the flat spatial index of each maximum), for F.max_unpool."""
+    out = sgo.max_pool(input, kind, args)
     if not return_indices:
         return out
-    return out, Unavailable(f"the indices returned by {name}(..., return_indices=True)")
+    return out, sgo.max_pool_index(input, kind, args)
 
 
 def _max_pool_with_indices(d):
@@ -111,8 +111,8 @@ def _adaptive_max(d):
     name = f"torch.nn.functional.adaptive_max_pool{d}d"
 
     def handler(input, output_size, return_indices=False):
-        out = sgo.max_pool(input, "adaptive_max", (_output_size(name, input, d, output_size),))
-        return _with_indices(name, out, return_indices)
+        args = (_output_size(name, input, d, output_size),)
+        return _with_indices(input, "adaptive_max", args, return_indices)
     return handler
 
 
@@ -166,7 +166,6 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode not in _MODES:
         raise unsupported(name, (input,), why=f"mode={mode!r} (symgrad maps "
                           f"{', '.join(repr(m) for m in _MODES)})")
-    reject(name, antialias=antialias)
     shape = shape_of(input)
     d = len(shape) - 2
     if d not in (1, 2, 3):
@@ -176,5 +175,32 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise ShapeError(f"{name}: mode={mode!r} needs a {_MODE_RANK[mode] + 2}-D input, got "
                          f"shape {fmt_shape(shape)}")
     kind, args = interpolation_args(name, mode, d, tuple(shape[2:]), size, scale_factor,
-                                    align_corners, recompute_scale_factor)
+                                    align_corners, recompute_scale_factor, antialias)
     return sgo.resample(input, kind, args)
+
+
+@torch_op("torch.ops.aten._upsample_bilinear2d_aa", "torch.ops.aten._upsample_bilinear2d_aa.vec",
+          "torch.ops.aten._upsample_bilinear2d_aa.default")
+def upsample_bilinear2d_aa(input, output_size=None, align_corners=False, scales_h=None,
+                           scales_w=None, scale_factors=None):
+    """ATen's antialiased bilinear upsampling (F.interpolate(..., antialias=True)): an
+    output size, or (the .vec overload) scale factors; scales_h/scales_w, when given, are
+    the factors the kernel maps coordinates by."""
+    name = "torch.ops.aten._upsample_bilinear2d_aa"
+    shape = shape_of(input)
+    if len(shape) != 4:
+        raise ShapeError(f"{name}: expects a 4-D input (N, C, H, W), got shape "
+                         f"{fmt_shape(shape)}")
+    if output_size is None and isinstance(scales_h, (list, tuple)):   # .vec, by position
+        scale_factors, scales_h = scales_h, None
+    if output_size is None and scale_factors is None:
+        raise ParameterError(f"{name}: give output_size or scale_factors")
+    if output_size is not None:
+        kind, (out, align, _) = interpolation_args(name, "bilinear", 2, tuple(shape[2:]),
+                                                   tuple(output_size), None, align_corners,
+                                                   None, True)
+        scales = None if scales_h is None and scales_w is None else tuple(
+            float(v) if v else 0.0 for v in (scales_h, scales_w))
+        return sgo.resample(input, kind, (out, align, scales))
+    return interpolate(input, scale_factor=tuple(scale_factors), mode="bilinear",
+                       align_corners=align_corners, antialias=True)

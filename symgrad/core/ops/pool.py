@@ -31,9 +31,10 @@ from . import batching
 from .functions import AsFloat
 from .pool_taps import HELPERS, _out_size, _taps
 
-LINEAR_KINDS = ("avg", "adaptive_avg", "nearest", "nearest-exact", "linear", "cubic")
+LINEAR_KINDS = ("avg", "adaptive_avg", "nearest", "nearest-exact", "linear", "cubic",
+                "linear_aa", "cubic_aa")
 MAX_KINDS = ("max", "adaptive_max")
-_INTERPOLATION = ("nearest", "nearest-exact", "linear", "cubic")
+_INTERPOLATION = ("nearest", "nearest-exact", "linear", "cubic", "linear_aa", "cubic_aa")
 
 
 def spatial_rank(kind, args):
@@ -68,8 +69,9 @@ def _check(op, shapes, kind, args):
     if d not in (1, 2, 3) or len(shapes[0]) < d:
         raise ShapeError(f"{op}: {d} spatial dims need an input of rank >= {d}, got shape "
                          f"{fmt_shape(shapes[0])}")
-    if kind == "cubic" and d != 2:
-        raise ParameterError(f"{op}: cubic interpolation is 2-D (bicubic), got {d} dims")
+    if kind in ("cubic", "linear_aa", "cubic_aa") and d != 2:
+        raise ParameterError(f"{op}: {kind} interpolation is 2-D (bicubic, or antialiased "
+                             f"bilinear), got {d} dims")
     return d
 
 
@@ -103,7 +105,8 @@ def _batch(node, ins, size):
 
 # ----- spelling ---------------------------------------------------------------------------
 
-_MODES = {"linear": ("linear", "bilinear", "trilinear"), "cubic": ("bicubic",) * 3}
+_MODES = {"linear": ("linear", "bilinear", "trilinear"), "cubic": ("bicubic",) * 3,
+          "linear_aa": ("bilinear",) * 3, "cubic_aa": ("bicubic",) * 3}
 
 
 def torch_name(kind, d):
@@ -131,6 +134,8 @@ def _options(kind, args, sizes=None):
         opts.append(f"mode={_MODES.get(kind, (kind,) * 3)[d - 1]!r}")
         if align:
             opts.append("align_corners=True")
+        if kind.endswith("_aa"):
+            opts.append("antialias=True")
         return opts
     opts += [f"kernel_size={args[0]!r}", f"stride={args[1]!r}"]
     if any(args[2]):
@@ -195,7 +200,7 @@ def _code(helper, operands, names, extra=""):
     return spell
 
 
-_TAPS = ("_window_out", "_out_size", "_cubic", "_taps")
+_TAPS = ("_window_out", "_out_size", "_cubic", "_aa_taps", "_taps")
 def _needs(*names):
     return _TAPS + ("_transposed", "_max_where") + names
 
@@ -411,10 +416,15 @@ def window_args(name, kind, d, kernel_size, stride=None, padding=0, dilation=1,
 
 
 def interpolation_args(name, mode, d, spatial, size=None, scale_factor=None,
-                       align_corners=None, recompute_scale_factor=None):
+                       align_corners=None, recompute_scale_factor=None, antialias=False):
     """(kind, args) of F.interpolate's mode and sizes, with torch's rules: exactly one of
     size and scale_factor; the output size floor(n · factor); the factor passed on to the
-    coordinate mapping unless ``recompute_scale_factor``; ``area``: adaptive averages."""
+    coordinate mapping unless ``recompute_scale_factor``; ``area``: adaptive averages;
+    ``antialias``: bilinear and bicubic of a 2-D image only."""
+    if antialias and (mode not in ("bilinear", "bicubic") or d != 2):
+        raise ParameterError(f"{name}: antialias=True is restricted to the bilinear and "
+                             f"bicubic modes of a 4-D input, got mode={mode!r} with {d} "
+                             "spatial dims")
     kinds = {"nearest": "nearest", "nearest-exact": "nearest-exact", "linear": "linear",
              "bilinear": "linear", "trilinear": "linear", "bicubic": "cubic", "area": "area"}
     linear = mode in ("linear", "bilinear", "trilinear", "bicubic")
@@ -442,7 +452,8 @@ def interpolation_args(name, mode, d, spatial, size=None, scale_factor=None,
             raise ShapeError(f"{name}: mode='area' with a scale factor needs concrete spatial "
                              f"sizes, got {spatial}")
         return "adaptive_avg", (out,)
-    return kinds[mode], (out, bool(align_corners) if linear else False, scales)
+    kind = kinds[mode] + ("_aa" if antialias else "")
+    return kind, (out, bool(align_corners) if linear else False, scales)
 
 
 def _spatial_of(x, d):
@@ -507,21 +518,23 @@ for _d in (1, 2, 3):
 
 
 def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=None,
-                recompute_scale_factor=None):
+                recompute_scale_factor=None, antialias=False):
     """torch's F.interpolate over x's trailing spatial axes (as many as size or
     scale_factor has entries, else all but two)."""
     d = _interp_rank(x, size, scale_factor)
     kind, args = interpolation_args("interpolate", mode, d, _spatial_of(x, d), size,
-                                    scale_factor, align_corners, recompute_scale_factor)
+                                    scale_factor, align_corners, recompute_scale_factor,
+                                    antialias)
     return resample(x, kind, args)
 
 
 def interpolate_backward(g, input_size, size=None, scale_factor=None, mode="nearest",
-                         align_corners=None, recompute_scale_factor=None):
+                         align_corners=None, recompute_scale_factor=None, antialias=False):
     """The transpose of ``interpolate`` from spatial size ``input_size``."""
     input_size = tuple(input_size)
     kind, args = interpolation_args("interpolate_backward", mode, len(input_size), input_size,
-                                    size, scale_factor, align_corners, recompute_scale_factor)
+                                    size, scale_factor, align_corners, recompute_scale_factor,
+                                    antialias)
     return resample_backward(g, kind, input_size, args)
 
 

@@ -14,6 +14,9 @@ Kinds and their ``args`` (per-axis tuples indexed by axis ``i``):
   scales), where ``out[i]`` is the output size (an int) or a scale factor (a float:
   floor(n · factor)), and ``scales`` (None or per-axis floats) what torch's kernel uses
   for the source coordinate in place of n / m.
+* ``"linear_aa"``, ``"cubic_aa"``: the same args; antialiased (torch's antialias=True):
+  when shrinking, the triangle / Keys cubic (A = -0.5) filter is widened by the scale and
+  every output's weights are normalised to sum to 1.
 """
 import inspect
 import math
@@ -53,6 +56,34 @@ def _cubic(t):
     return numpy.stack([far(t + 1), near(t), near(1 - t), far(2 - t)], axis=-1)
 
 
+def _aa_taps(kind, n, m, align, scale):
+    """torch's _compute_indices_min_size_weights_aa for one axis."""
+    if align:
+        r = (n - 1) / (m - 1) if m > 1 else 0.0
+    else:
+        r = 1.0 / scale if scale else n / m
+    support = (1.0 if kind == "linear_aa" else 2.0) * (r if r >= 1.0 else 1.0)
+    width = int(math.ceil(support)) * 2 + 1
+    center = r * (numpy.arange(m) + 0.5)
+    xmin = numpy.maximum((center - support + 0.5).astype(numpy.int64), 0)
+    xsize = numpy.clip(numpy.minimum((center + support + 0.5).astype(numpy.int64), n) - xmin,
+                       0, width)
+    j = numpy.arange(width)
+    idx = xmin[:, None] + j[None, :]
+    valid = j[None, :] < xsize[:, None]
+    x = numpy.abs((idx - center[:, None] + 0.5) * (1.0 / r if r >= 1.0 else 1.0))
+    if kind == "linear_aa":
+        w = numpy.maximum(1.0 - x, 0.0)
+    else:
+        a = -0.5
+        w = numpy.where(x < 1.0, ((a + 2) * x - (a + 3)) * x * x + 1,
+                        numpy.where(x < 2.0, ((a * x - 5 * a) * x + 8 * a) * x - 4 * a, 0.0))
+    w = numpy.where(valid, w, 0.0)
+    total = w.sum(axis=-1, keepdims=True)
+    w = numpy.where(total != 0.0, w / numpy.where(total != 0.0, total, 1.0), w)
+    return idx, w, valid
+
+
 def _taps(kind, n, i, args):
     """(index (m, K) ints in [0, n), weight (m, K), valid (m, K) bools) of axis ``i``."""
     m = _out_size(kind, n, i, args)
@@ -89,6 +120,9 @@ def _taps(kind, n, i, args):
         idx = numpy.minimum(src.astype(numpy.int64), n - 1)[:, None]
         valid = numpy.ones(idx.shape, dtype=bool)
         weight = numpy.ones(idx.shape)
+    elif kind in ("linear_aa", "cubic_aa"):
+        idx, weight, valid = _aa_taps(kind, n, m, args[1],
+                                      args[2][i] if args[2] is not None else None)
     else:
         align, scale = args[1], args[2][i] if args[2] is not None else None
         if align:
@@ -166,7 +200,7 @@ def _max_where(x, kind, args):
 
 
 SOURCES = {f.__name__: inspect.getsource(f)
-           for f in (_window_out, _out_size, _cubic, _taps, _transposed, _max_where)}
+           for f in (_window_out, _out_size, _cubic, _aa_taps, _taps, _transposed, _max_where)}
 
 # ----- what generated code calls: the functions above and the ops' drivers -------------------
 HELPERS = dict(SOURCES)
@@ -240,14 +274,16 @@ HELPERS["_resample_t"] = '''def _resample_t(x, kind, args):
         y = (F.adaptive_avg_pool1d, F.adaptive_avg_pool2d, F.adaptive_avg_pool3d)[d - 1](x4, args[0])
     else:
         out, align, scales = args
-        mode = {"linear": ("linear", "bilinear", "trilinear")[d - 1], "cubic": "bicubic"}.get(kind, kind)
-        align = align if kind in ("linear", "cubic") else None
+        aa = kind.endswith("_aa")
+        kind_ = kind[:-3] if aa else kind
+        mode = {"linear": ("linear", "bilinear", "trilinear")[d - 1], "cubic": "bicubic"}.get(kind_, kind_)
+        align = align if kind_ in ("linear", "cubic") else None
         if scales is not None:
             y = F.interpolate(x4, scale_factor=scales, mode=mode, align_corners=align,
-                              recompute_scale_factor=False)
+                              recompute_scale_factor=False, antialias=aa)
         else:
             size = tuple(_out_size(kind, x.shape[x.ndim - d + i], i, args) for i in range(d))
-            y = F.interpolate(x4, size=size, mode=mode, align_corners=align)
+            y = F.interpolate(x4, size=size, mode=mode, align_corners=align, antialias=aa)
     return y.reshape(lead + tuple(y.shape[2:]))'''
 HELPERS["_resample_backward_t"] = '''def _resample_backward_t(g, kind, sizes, args):
     d = len(sizes)
