@@ -1341,11 +1341,14 @@ spec("diag_embed",
          Case("shaped", {"x": (3,)}, params={"offset": 1, "shape": (3, 5)}),
          Case("symbolic", {"x": ("B", 3)}, dims={"B": 2}),
      ])
+
+
 # ----- pooling indices and unpooling (max_unpool, unpool_add, unpool_gather) ---------------
 # The indices are flat spatial indices, drawn distinct per (batch, channel) row for
 # max_unpool (torch keeps an unspecified one of repeated writes) and with repeats for the
 # accumulating unpool_add. max_pool_index (an integer result, no rule) is exercised through
 # unpool_gather, against torch's own return_indices.
+
 def distinct_ids(space, spatial_rank):
     def sample(shape, rng):
         lead, inner = shape[:len(shape) - spatial_rank], shape[len(shape) - spatial_rank:]
@@ -1353,6 +1356,8 @@ def distinct_ids(space, spatial_rank):
         rows = [rng.permutation(space)[:k] for _ in range(int(np.prod(lead)))]
         return np.asarray(rows, dtype=float).reshape(shape)
     return sample
+
+
 def _t_unpool(x, i, sizes, add):
     d = len(sizes)
     lead = tuple(i.shape[:i.dim() - d])
@@ -1361,11 +1366,15 @@ def _t_unpool(x, i, sizes, add):
     i = i.long().reshape(lead + (-1,))
     out = out.scatter_add(-1, i, x) if add else out.scatter(-1, i, x)
     return out.reshape(lead + tuple(sizes))
+
+
 def _t_unpool_gather(h, i, sizes):
     d = len(sizes)
     lead = tuple(i.shape[:i.dim() - d])
     return torch.gather(h.reshape(lead + (-1,)), -1, i.long().reshape(lead + (-1,))).reshape(
         i.shape)
+
+
 spec("max_unpool", lambda x, i, sizes: sg_ops.max_unpool(x, i, sizes),
      lambda x, i, sizes: _t_unpool(x, i, sizes, False), [
          Case("2d", {"x": (2, 3, 2, 2), "i": (2, 3, 2, 2)}, params={"sizes": (4, 3)},
@@ -1376,6 +1385,8 @@ spec("max_unpool", lambda x, i, sizes: sg_ops.max_unpool(x, i, sizes),
               samplers={"i": distinct_ids(12, 3)}),
          Case("symbolic_batch", {"x": ("N", 2, 3), "i": ("N", 2, 3)}, dims={"N": 2},
               params={"sizes": (5,)}, samplers={"i": distinct_ids(5, 1)}),
+     ])
+
 spec("unpool_add", lambda g, i, sizes: sg_ops.unpool_add(g, i, sizes),
      lambda g, i, sizes: _t_unpool(g, i, sizes, True), [
          Case("2d_repeats", {"g": (2, 3, 2, 3), "i": (2, 3, 2, 3)}, params={"sizes": (2, 2)},
@@ -1384,6 +1395,9 @@ spec("unpool_add", lambda g, i, sizes: sg_ops.unpool_add(g, i, sizes),
               samplers={"i": class_indices(5)}),
          Case("symbolic_batch", {"g": ("N", 1, 2, 2, 2), "i": ("N", 1, 2, 2, 2)},
               dims={"N": 2}, params={"sizes": (2, 2, 3)}, samplers={"i": class_indices(12)}),
+     ])
+
+
 def _max_index_case(cid, x, kind, args, sampler=None):
     d = len(args[0])
     sizes = tuple(x[len(x) - d:])
@@ -1393,6 +1407,8 @@ def _max_index_case(cid, x, kind, args, sampler=None):
                 build=lambda h, kind, args, sizes: sg_ops.unpool_gather(
                     h, sg_ops.max_pool_index(h, kind, args), sizes),
                 ref=lambda h, kind, args, sizes: _torch_max_where(h, kind, args)[0])
+
+
 spec("unpool_gather", lambda h, i, sizes: sg_ops.unpool_gather(h, i, sizes),
      lambda h, i, sizes: _t_unpool_gather(h, i, sizes), [
          Case("2d_repeats", {"h": (2, 3, 2, 2), "i": (2, 3, 3, 1)}, params={"sizes": (2, 2)},
@@ -1401,10 +1417,14 @@ spec("unpool_gather", lambda h, i, sizes: sg_ops.unpool_gather(h, i, sizes),
               samplers={"i": class_indices(5)}),
          *[_max_index_case(f"max_pool_index_{cid}", x, kind, args, sampler)
            for cid, x, kind, args, sampler in _MAX_CASES],
+     ])
+
+
 # ----- grid sampling (grid_gather, grid_scatter; grid_cell through a floored cell) -------
 # torch's grid sampler has no forward-mode AD, so the reference is written here with torch
 # indexing after ATen's compute_coordinates (clip, reflect_coordinates); F.grid_sample
 # itself is compared in tests/test_grid.py and by the OpInfo walk.
+
 def _t_fold(i, n, padding, align):
     if padding == "zeros":
         return i, (i >= 0) & (i < n)
@@ -1416,6 +1436,8 @@ def _t_fold(i, n, padding, align):
         extra = a - flips * span
         i = torch.where(flips % 2 == 0, extra + low, span - extra + low)
     return i.clamp(0, n - 1), torch.ones_like(i, dtype=torch.bool)
+
+
 def _t_grid_gather(x, cell, sizes, padding="zeros", align_corners=False):
     d = len(sizes)
     flat, ok, stride = 0, True, 1
@@ -1429,10 +1451,14 @@ def _t_grid_gather(x, cell, sizes, padding="zeros", align_corners=False):
     rows = flat.reshape(n_, 1, -1).expand(n_, c, -1)
     out = torch.gather(x.reshape(n_, c, -1), -1, rows) * ok.reshape(n_, 1, -1)
     return out.reshape((n_, c) + tuple(cell.shape[1:-1]))
+
+
 def _t_grid_scatter(g, cell, sizes, padding="zeros", align_corners=False):
     x0 = torch.zeros(g.shape[:2] + tuple(sizes), dtype=torch.float64)
     return torch.func.vjp(lambda x: _t_grid_gather(x, cell, sizes, padding, align_corners),
                           x0)[1](g)[0]
+
+
 def _grid_cases(first):
     def shapes(x, cell):
         if first == "x":
@@ -1447,7 +1473,10 @@ def _grid_cases(first):
         Case("reflection_align_3d", shapes((1, 2, 2, 3, 4), (1, 2, 2, 2, 3)),
              params={"sizes": (2, 3, 4), "padding": "reflection", "align_corners": True}),
     ]
+
+
 _CELLS = {"cell": discrete([float(v) for v in range(-3, 8)])}
+
 spec("grid_gather", lambda x, cell, **p: sg_ops.grid_gather(x, cell, **p), _t_grid_gather,
      _grid_cases("x") + [
          Case("floored_cells", {"x": (1, 2, 3, 4), "c": (1, 2, 5, 2)},
@@ -1461,11 +1490,15 @@ spec("grid_gather", lambda x, cell, **p: sg_ops.grid_gather(x, cell, **p), _t_gr
               build=lambda x, c, **p: sg_ops.grid_gather(x, sg_ops.grid_cell(c, "nearest"), **p),
               ref=lambda x, c, **p: _t_grid_gather(x, torch.round(c), **p)),
      ], samplers=_CELLS)
+
 spec("grid_scatter", lambda g, cell, **p: sg_ops.grid_scatter(g, cell, **p), _t_grid_scatter,
      _grid_cases("g"), samplers=_CELLS)
+
+
 # ----- antialiased interpolation (resample kinds linear_aa, cubic_aa) ---------------------
 # Appended to the resample specs above, with F.interpolate(..., antialias=True) as the
 # reference.
+
 def _t_resample_aa(x, kind, args):
     out, align, scales = args
     x4, lead = _fold(x, 2)
@@ -1476,17 +1509,22 @@ def _t_resample_aa(x, kind, args):
     else:
         y = F.interpolate(x4, size=out, mode=mode, align_corners=align, antialias=True)
     return y.reshape(lead + tuple(y.shape[2:]))
+
+
 def _t_resample_aa_backward(g, kind, sizes, args):
     space = int(np.prod(sizes))
     basis = torch.eye(space, dtype=torch.float64).reshape((space,) + tuple(sizes))
     a = _t_resample_aa(basis, kind, args).reshape(space, -1)
     lead = tuple(g.shape[:g.ndim - 2])
     return (g.reshape(lead + (-1,)) @ a.T).reshape(lead + tuple(sizes))
+
+
 _AA_CASES = [
     ("aa_bilinear_shrink", (1, 2, 9, 7), "linear_aa", ((4, 3), False, None)),
     ("aa_bilinear_grow_align", (2, 5, 4), "linear_aa", ((7, 6), True, None)),
     ("aa_bicubic_scale", (1, 1, 10, 8), "cubic_aa", ((0.45, 0.6), False, (0.45, 0.6))),
     ("aa_bicubic_mixed", (1, 6, 3), "cubic_aa", ((2, 5), False, None)),
+]
 for _cid, _x, _kind, _args in _AA_CASES:
     SPECS["resample"].cases.append(Case(_cid, {"x": _x}, params={"kind": _kind, "args": _args},
                                         ref=_t_resample_aa))
@@ -1496,12 +1534,18 @@ for _cid, _x, _kind, _args in _AA_CASES:
     SPECS["resample_backward"].cases.append(Case(
         _cid, {"g": _out}, params={"kind": _kind, "sizes": _sizes, "args": _args},
         ref=_t_resample_aa_backward))
+
+
 # ----- fractional max pooling with fixed windows (fractional_max_index, through
 # unpool_gather), against torch's F.fractional_max_pool2d/3d given the same samples.
+
 _FRACTIONAL_CASES = [
     ("fractional2d", (2, 3, 9, 7), (3, 2), (4, 3), None),
     ("fractional3d", (1, 2, 5, 6, 5), (2, 3, 2), (3, 2, 3), None),
     ("fractional2d_ties", (1, 2, 6, 6), (2, 2), (4, 3), TIES),
+]
+
+
 def _fractional_case(cid, x, kernel, out, sampler):
     d = len(kernel)
     samples = np.random.default_rng(len(cid)).uniform(0, 1, x[:len(x) - d] + (d,))
@@ -1512,4 +1556,6 @@ def _fractional_case(cid, x, kernel, out, sampler):
                     h, sg_ops.fractional_max_index(h, samples, kernel, out), sizes),
                 ref=lambda h, sizes: fn(h, kernel, output_size=out,
                                         _random_samples=torch.tensor(samples)))
+
+
 SPECS["unpool_gather"].cases.extend(_fractional_case(*c) for c in _FRACTIONAL_CASES)
