@@ -365,3 +365,9 @@ def mse_loss_jvp(x, y, x_t, y_t, reduction):
 
 def bce_jvp(x, y, x_t, y_t, reduction):
     return _reduce_loss((pw.sigmoid(x) - y) * x_t - x * y_t, reduction)
+
+
+# the decompositions' helpers (rules/decomp.yaml) live in their own module
+from .decomp_grads import *  # noqa: E402,F401,F403
+from . import decomp_grads as _decomp_grads  # noqa: E402
+__all__ += _decomp_grads.__all__
