@@ -185,10 +185,10 @@ def _qr_backward(m_mat, g_q, g_r, x, complete):
         b = matmul(q, t + mT(t) - _diag_embed(_diagonal(t)))
         if g_q is not None:
             b = b + g_q
-        return solve_triangular(r, b, upper=True, left=False)
+        return solve_triangular(mT(r), b, upper=False, left=False)
     m = x.shape[-2]
     b = matmul(q, tril(mT(m_mat) - m_mat))
-    lead = solve_triangular(_cols(r, 0, m), b, upper=True, left=False)
+    lead = solve_triangular(mT(_cols(r, 0, m)), b, upper=False, left=False)
     zeros = const(0, tuple(x.shape[:-1]) + (x.shape[-1] - m,))
     out = concatenate([lead, zeros], axis=-1)
     return out + matmul(q, g_r) if g_r is not None else out

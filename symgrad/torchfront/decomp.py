@@ -8,6 +8,7 @@ results) and the randomized low-rank factorizations are refused with what to do 
 import math
 
 from ..core import ops as sgo
+from ..core.build import zeros
 from ..core.ops import decomp as dec
 from ..core.ops.indexing import Slice, index
 from ..errors import ParameterError
@@ -72,7 +73,7 @@ def svd(input, some=True, compute_uv=True, *, out=None):
     if not compute_uv:
         m, n = shape_of(input)[-2:]
         batch = tuple(shape_of(input)[:-2])
-        return _returns("svd", (sgo.zeros(batch + (m, m)), s, sgo.zeros(batch + (n, n))))
+        return _returns("svd", (zeros(batch + (m, m)), s, zeros(batch + (n, n))))
     full = not some
     return _returns("svd", (dec.svd_u(input, full), s, _mT(dec.svd_vh(input, full))))
 
@@ -94,7 +95,7 @@ def linalg_qr(A, mode="reduced", *, out=None):
     complete = mode == "complete"
     r = dec.qr_r(A, complete)
     if mode == "r":
-        return _returns("linalg_qr", (sgo.zeros((0,)), r))
+        return _returns("linalg_qr", (zeros((0,)), r))
     return _returns("linalg_qr", (dec.qr_q(A, complete), r))
 
 
@@ -129,7 +130,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     reject("torch.linalg.cholesky_ex", out=out)
     # info is 0: the compiled code raises where the factorization fails
     return _returns("linalg_cholesky_ex", (_cholesky(A, upper),
-                                           sgo.zeros(tuple(shape_of(A)[:-2]))))
+                                           zeros(tuple(shape_of(A)[:-2]))))
 
 
 def _gram_inverse_factor(L, upper):

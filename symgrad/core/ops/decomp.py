@@ -8,6 +8,7 @@ per-output rules, because torch's backward formulas are linear in the output gra
 The compiled NumPy code calls LAPACK through numpy.linalg, the torch code torch.linalg.
 Derivatives: rules/decomp.yaml, helpers in diff/decomp_grads.py.
 """
+import numpy
 import sympy
 
 from ...errors import ParameterError, ShapeError
@@ -36,6 +37,22 @@ def smaller(a, b):
     if isinstance(a, int) and isinstance(b, int):
         return min(a, b)
     return sympy.Min(a, b)
+
+
+def _opaque(name):
+    """The per-element form of a decomposition (``explicit``): no closed form exists, so
+    element ``idx`` is written ``name(inputs, idx)``, an opaque function of the input
+    elements."""
+    def elements(ctx, *ins):
+        fn = sympy.Function(name)
+        args = [sympy.Tuple(*[sympy.sympify(e) for e in numpy.asarray(a).flat]) for a in ins]
+        args += [sympy.Tuple(*[sympy.sympify(v) for v in ctx.attrs.values()
+                               if isinstance(v, (bool, int))])]
+        out = numpy.empty(ctx.shape, dtype=object)
+        for idx in numpy.ndindex(*ctx.shape):
+            out[idx] = fn(*args, *idx)
+        return out
+    return elements
 
 
 def _call_text(name):
@@ -87,7 +104,7 @@ def _solve_triangular_shape(op, shapes, attrs):
     return broadcast_shapes(a[:-2], b[:-2], op=op) + tuple(b[-2:])
 
 
-@defop("solve_triangular", ("a", "b"), params=_solve_triangular_params,
+@defop("solve_triangular", ("a", "b"), elements=_opaque("solve_triangular"), params=_solve_triangular_params,
        shape=_solve_triangular_shape,
        text=lambda a, b, upper, left, unitriangular:
            f"solve_triangular({a}, {b}, upper={upper}"
@@ -127,7 +144,7 @@ def _eigh_code(module, part):
     return spell
 
 
-@defop("eigh_values", ("x",), params=_upper_params, shape=_eigh_shape(True),
+@defop("eigh_values", ("x",), elements=_opaque("eigh_values"), params=_upper_params, shape=_eigh_shape(True),
        text=_call_text("eigvalsh"), latex=r"\lambda\left({x}\right)",
        numpy=_eigh_code("numpy", 0), torch=_eigh_code("torch", 0))
 def eigh_values(x, upper=False):
@@ -136,7 +153,7 @@ def eigh_values(x, upper=False):
     return apply("eigh_values", x, upper=upper)
 
 
-@defop("eigh_vectors", ("x",), params=_upper_params, shape=_eigh_shape(False),
+@defop("eigh_vectors", ("x",), elements=_opaque("eigh_vectors"), params=_upper_params, shape=_eigh_shape(False),
        text=_call_text("eigvecsh"), latex=r"V\left({x}\right)",
        numpy=_eigh_code("numpy", 1), torch=_eigh_code("torch", 1))
 def eigh_vectors(x, upper=False):
@@ -186,7 +203,7 @@ def _svd_code(part, module):
     return spell
 
 
-@defop("svd_u", ("x",), params=_full_params, shape=_svd_shape("u"),
+@defop("svd_u", ("x",), elements=_opaque("svd_u"), params=_full_params, shape=_svd_shape("u"),
        text=_call_text("svd_u"), latex=r"U\left({x}\right)",
        numpy=_svd_code("u", "numpy"), torch=_svd_code("u", "torch"))
 def svd_u(x, full=False):
@@ -194,7 +211,7 @@ def svd_u(x, full=False):
     return apply("svd_u", x, full=full)
 
 
-@defop("svd_s", ("x",), shape=_svd_shape("s"), text="svdvals({x})",
+@defop("svd_s", ("x",), elements=_opaque("svd_s"), shape=_svd_shape("s"), text="svdvals({x})",
        latex=r"\sigma\left({x}\right)", numpy=_svd_code("s", "numpy"),
        torch="torch.linalg.svdvals({x})")
 def svd_s(x):
@@ -202,7 +219,7 @@ def svd_s(x):
     return apply("svd_s", x)
 
 
-@defop("svd_vh", ("x",), params=_full_params, shape=_svd_shape("vh"),
+@defop("svd_vh", ("x",), elements=_opaque("svd_vh"), params=_full_params, shape=_svd_shape("vh"),
        text=_call_text("svd_vh"), latex=r"V^{{T}}\left({x}\right)",
        numpy=_svd_code("vh", "numpy"), torch=_svd_code("vh", "torch"))
 def svd_vh(x, full=False):
@@ -233,14 +250,14 @@ def _qr_code(module, part):
     return spell
 
 
-@defop("qr_q", ("x",), params=_complete_params, shape=_qr_shape("q"), text=_call_text("qr_q"),
+@defop("qr_q", ("x",), elements=_opaque("qr_q"), params=_complete_params, shape=_qr_shape("q"), text=_call_text("qr_q"),
        latex=r"Q\left({x}\right)", numpy=_qr_code("numpy", 0), torch=_qr_code("torch", 0))
 def qr_q(x, complete=False):
     """Q of the QR decomposition x = Q R (Householder, as LAPACK's geqrf)."""
     return apply("qr_q", x, complete=complete)
 
 
-@defop("qr_r", ("x",), params=_complete_params, shape=_qr_shape("r"), text=_call_text("qr_r"),
+@defop("qr_r", ("x",), elements=_opaque("qr_r"), params=_complete_params, shape=_qr_shape("r"), text=_call_text("qr_r"),
        latex=r"R\left({x}\right)", numpy=_qr_code("numpy", 1), torch=_qr_code("torch", 1))
 def qr_r(x, complete=False):
     """R (upper triangular) of the QR decomposition x = Q R."""
@@ -280,7 +297,7 @@ def _square_shape(op, shapes, attrs):
     return tuple(shapes[0])
 
 
-@defop("matrix_exp", ("x",), shape=_square_shape, text="matrix_exp({x})",
+@defop("matrix_exp", ("x",), elements=_opaque("matrix_exp"), shape=_square_shape, text="matrix_exp({x})",
        latex=r"e^{{{x}}}", numpy=("_matrix_exp({x})", {"_matrix_exp": _EXPM}),
        torch="torch.linalg.matrix_exp({x})")
 def matrix_exp(x):
