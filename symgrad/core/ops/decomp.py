@@ -13,7 +13,7 @@ import sympy
 
 from ...errors import ParameterError, ShapeError
 from ..build import apply
-from ..opdef import defop
+from ..opdef import OPS, defop
 from ..shapes import broadcast_shapes, dims_match, fmt_shape
 
 
@@ -39,18 +39,42 @@ def smaller(a, b):
     return sympy.Min(a, b)
 
 
+class _Element(sympy.Function):
+    """One element of a decomposition's result, an opaque function of the input elements
+    (no closed form exists); numeric inputs evaluate it with the compiled NumPy op.
+    Args: the op's name, per input a Tuple of its elements and one of its shape, a Tuple
+    of (parameter, value) pairs, then the element's index."""
+
+    def _eval_evalf(self, prec):
+        from .. import extensions
+        name, *rest = self.args
+        arity = OPS[str(name)].arity
+        arrays = []
+        for k in range(arity):
+            flat, shape = rest[2 * k], rest[2 * k + 1]
+            values = [e.evalf(prec) for e in flat]
+            if not all(v.is_Number for v in values):
+                return None
+            arrays.append(numpy.array([float(v) for v in values]).reshape(
+                tuple(int(d) for d in shape)))
+        params = {str(p): bool(v) for p, v in rest[2 * arity]}
+        idx = tuple(int(i) for i in rest[2 * arity + 1:])
+        value = extensions.evaluate(str(name), arrays, params)
+        return sympy.Float(float(numpy.asarray(value)[idx]), prec)
+
+
 def _opaque(name):
-    """The per-element form of a decomposition (``explicit``): no closed form exists, so
-    element ``idx`` is written ``name(inputs, idx)``, an opaque function of the input
-    elements."""
+    """The per-element form (``explicit``) of a decomposition: ``_Element`` per index."""
     def elements(ctx, *ins):
-        fn = sympy.Function(name)
-        args = [sympy.Tuple(*[sympy.sympify(e) for e in numpy.asarray(a).flat]) for a in ins]
-        args += [sympy.Tuple(*[sympy.sympify(v) for v in ctx.attrs.values()
-                               if isinstance(v, (bool, int))])]
+        args = [sympy.Symbol(name)]
+        for a in ins:
+            a = numpy.asarray(a)
+            args += [sympy.Tuple(*[sympy.sympify(e) for e in a.flat]), sympy.Tuple(*a.shape)]
+        args.append(sympy.Tuple(*[sympy.Tuple(sympy.Symbol(k), sympy.true if v else sympy.false)
+                                  for k, v in ctx.attrs.items() if isinstance(v, bool)]))
         out = numpy.empty(ctx.shape, dtype=object)
         for idx in numpy.ndindex(*ctx.shape):
-            out[idx] = fn(*args, *idx)
+            out[idx] = _Element(*args, *idx)
         return out
     return elements
 
