@@ -10,6 +10,7 @@ Derivatives: rules/decomp.yaml, helpers in diff/decomp_grads.py.
 """
 import numpy
 import sympy
+from sympy.core.symbol import Str
 
 from ...errors import ParameterError, ShapeError
 from ..build import apply
@@ -48,7 +49,8 @@ class _Element(sympy.Function):
     def _eval_evalf(self, prec):
         from .. import extensions
         name, *rest = self.args
-        arity = OPS[str(name)].arity
+        name = name.name
+        arity = OPS[name].arity
         arrays = []
         for k in range(arity):
             flat, shape = rest[2 * k], rest[2 * k + 1]
@@ -57,20 +59,20 @@ class _Element(sympy.Function):
                 return None
             arrays.append(numpy.array([float(v) for v in values]).reshape(
                 tuple(int(d) for d in shape)))
-        params = {str(p): bool(v) for p, v in rest[2 * arity]}
+        params = {p.name: bool(v) for p, v in rest[2 * arity]}
         idx = tuple(int(i) for i in rest[2 * arity + 1:])
-        value = extensions.evaluate(str(name), arrays, params)
+        value = extensions.evaluate(name, arrays, params)
         return sympy.Float(float(numpy.asarray(value)[idx]), prec)
 
 
 def _opaque(name):
     """The per-element form (``explicit``) of a decomposition: ``_Element`` per index."""
     def elements(ctx, *ins):
-        args = [sympy.Symbol(name)]
+        args = [Str(name)]
         for a in ins:
             a = numpy.asarray(a)
             args += [sympy.Tuple(*[sympy.sympify(e) for e in a.flat]), sympy.Tuple(*a.shape)]
-        args.append(sympy.Tuple(*[sympy.Tuple(sympy.Symbol(k), sympy.true if v else sympy.false)
+        args.append(sympy.Tuple(*[sympy.Tuple(Str(k), sympy.true if v else sympy.false)
                                   for k, v in ctx.attrs.items() if isinstance(v, bool)]))
         out = numpy.empty(ctx.shape, dtype=object)
         for idx in numpy.ndindex(*ctx.shape):
@@ -106,9 +108,20 @@ _SOLVE_TRIANGULAR = (
     "        try:\n"
     "            x = numpy.linalg.solve(t, b)\n"
     "        except numpy.linalg.LinAlgError:\n"
-    "            raise ArgumentError('solve_triangular: a zero on the diagonal of the "
-    "triangular matrix (it is singular)') from None\n"
-    "    return x if left else numpy.swapaxes(x, -1, -2)")
+    "            x = _substitute(t, b, upper != (not left))\n"
+    "    return x if left else numpy.swapaxes(x, -1, -2)\n"
+    "\n"
+    "\n"
+    "def _substitute(t, b, upper):\n"
+    "    # a singular triangle: substitution row by row gives torch's infs and nans\n"
+    "    n = t.shape[-1]\n"
+    "    x = numpy.zeros(b.shape)\n"
+    "    rows = range(n - 1, -1, -1) if upper else range(n)\n"
+    "    with numpy.errstate(all='ignore'):\n"
+    "        for i in rows:\n"
+    "            known = t[..., i:i + 1, :] @ x\n"
+    "            x[..., i, :] = (b[..., i, :] - known[..., 0, :]) / t[..., i, i:i + 1]\n"
+    "    return x")
 
 
 def _solve_triangular_params(op, shapes, upper, left=True, unitriangular=False):
@@ -169,7 +182,7 @@ def _eigh_code(module, part):
 
 
 @defop("eigh_values", ("x",), elements=_opaque("eigh_values"), params=_upper_params, shape=_eigh_shape(True),
-       text=_call_text("eigvalsh"), latex=r"\lambda\left({x}\right)",
+       text=_call_text("eigh_values"), latex=r"\lambda\left({x}\right)",
        numpy=_eigh_code("numpy", 0), torch=_eigh_code("torch", 0))
 def eigh_values(x, upper=False):
     """The eigenvalues (ascending) of the symmetric matrices whose lower (or ``upper``)
@@ -178,7 +191,7 @@ def eigh_values(x, upper=False):
 
 
 @defop("eigh_vectors", ("x",), elements=_opaque("eigh_vectors"), params=_upper_params, shape=_eigh_shape(False),
-       text=_call_text("eigvecsh"), latex=r"V\left({x}\right)",
+       text=_call_text("eigh_vectors"), latex=r"V\left({x}\right)",
        numpy=_eigh_code("numpy", 1), torch=_eigh_code("torch", 1))
 def eigh_vectors(x, upper=False):
     """The orthonormal eigenvectors (columns, in the order of ``eigh_values``) of the
@@ -235,7 +248,7 @@ def svd_u(x, full=False):
     return apply("svd_u", x, full=full)
 
 
-@defop("svd_s", ("x",), elements=_opaque("svd_s"), shape=_svd_shape("s"), text="svdvals({x})",
+@defop("svd_s", ("x",), elements=_opaque("svd_s"), shape=_svd_shape("s"), text="svd_s({x})",
        latex=r"\sigma\left({x}\right)", numpy=_svd_code("s", "numpy"),
        torch="torch.linalg.svdvals({x})")
 def svd_s(x):
@@ -296,9 +309,12 @@ _EXPM = (
     "    if a.size == 0:\n"
     "        return numpy.zeros(a.shape)\n"
     "    n = a.shape[-1]\n"
-    "    norm = float(numpy.max(numpy.sum(numpy.abs(a), axis=-2)))\n"
-    "    s = max(0, int(numpy.ceil(numpy.log2(norm / 5.371920351148152)))) if norm > 0 else 0\n"
-    "    a = a / 2.0 ** s\n"
+    "    norm = numpy.max(numpy.sum(numpy.abs(a), axis=-2), axis=-1)[..., None, None]\n"
+    "    finite = numpy.isfinite(norm)\n"
+    "    theta = 5.371920351148152\n"
+    "    safe = numpy.where(finite & (norm > theta), norm, theta)\n"
+    "    s = numpy.ceil(numpy.log2(safe / theta)).astype(int)\n"
+    "    a = numpy.where(finite, a, 0.0) / 2.0 ** s\n"
     "    c = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0,\n"
     "         1187353796428800.0, 129060195264000.0, 10559470521600.0, 670442572800.0,\n"
     "         33522128640.0, 1323241920.0, 40840800.0, 960960.0, 16380.0, 182.0, 1.0)\n"
@@ -311,9 +327,9 @@ _EXPM = (
     "    v = a6 @ (c[12] * a6 + c[10] * a4 + c[8] * a2) + c[6] * a6 + c[4] * a4 + c[2] * a2 \\\n"
     "        + c[0] * i\n"
     "    r = numpy.linalg.solve(v - u, v + u)\n"
-    "    for _ in range(s):\n"
-    "        r = r @ r\n"
-    "    return r")
+    "    for k in range(int(s.max())):\n"
+    "        r = numpy.where(s > k, r @ r, r)\n"
+    "    return numpy.where(finite, r, numpy.nan)")
 
 
 def _square_shape(op, shapes, attrs):
