@@ -104,6 +104,8 @@ _SOLVE_TRIANGULAR = (
     "    b = numpy.broadcast_to(b, batch + b.shape[-2:])\n"
     "    if t.size == 0 or b.size == 0:\n"
     "        x = numpy.zeros(b.shape)\n"
+    "    elif not (numpy.isfinite(t).all() and numpy.isfinite(b).all()):\n"
+    "        x = _substitute(t, b, upper != (not left))\n"
     "    else:\n"
     "        try:\n"
     "            x = numpy.linalg.solve(t, b)\n"
