@@ -15,13 +15,20 @@ from ..core.ops.decomp import (eigh_values, eigh_vectors, matrix_exp, qr_q, qr_r
 from ..core.ops.indexing import Slice, concatenate, index
 from ..core.ops.linalg import eye, matmul, tril, triu
 from ..errors import NotDifferentiableError, ShapeError
-from .helpers import mT
 
 __all__ = ["eigh_values_grad", "eigh_values_jvp", "eigh_vectors_grad", "eigh_vectors_jvp",
            "svd_s_grad", "svd_s_jvp", "svd_u_grad", "svd_u_jvp", "svd_vh_grad", "svd_vh_jvp",
            "qr_q_grad", "qr_r_grad", "qr_q_jvp", "qr_r_jvp", "triangle", "solve_triangular_grad_a",
            "solve_triangular_grad_b", "solve_triangular_jvp", "cholesky_backward",
            "cholesky_jvp", "matrix_exp_differential"]
+
+
+def mT(x):
+    """The matrix transpose of x (its last two axes); helpers.mT, which imports this
+    module, cannot be imported here."""
+    if x.ndim <= 2:
+        return sh.transpose(x)
+    return sh.transpose(x, axes=tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2))
 
 
 def _diag_embed(v):
