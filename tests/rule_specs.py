@@ -1559,3 +1559,77 @@ def _fractional_case(cid, x, kernel, out, sampler):
 
 
 SPECS["unpool_gather"].cases.extend(_fractional_case(*c) for c in _FRACTIONAL_CASES)
+
+
+# ----- matrix decompositions (issue 15: decomp) ---------------------------------------------
+# Eigenvectors and singular vectors have LAPACK's signs, which differ between NumPy's and
+# torch's LAPACK; the specs square them (gauge-invariant) so the comparison is of formulas.
+
+def _generic_matrices(shape, rng):
+    """Normal draws of matrices only: a broadcast value (all entries equal) has a
+    repeated spectrum, where eigen- and singular vectors have no derivative, so the
+    fuzzer gives these ops fresh inputs (it cannot probe this sampler elementwise)."""
+    if len(shape) < 2:
+        raise ValueError("matrices only")
+    return rng.standard_normal(shape)
+
+
+def _spd_batch(shape, rng):
+    a = rng.standard_normal(shape)
+    return a @ np.swapaxes(a, -1, -2) / shape[-1] + np.eye(shape[-1])
+
+
+def _triangular_cases():
+    return [Case("lower_left", {"a": (3, 3), "b": (3, 2)}, params={"upper": False}),
+            Case("upper_right", {"a": (3, 3), "b": (2, 3)},
+                 params={"upper": True, "left": False}),
+            Case("unit_batched", {"a": (2, 3, 3), "b": (2, 3, 2)},
+                 params={"upper": False, "unitriangular": True}),
+            Case("broadcast", {"a": (3, 3), "b": (2, 3, 1)}, params={"upper": True}),
+            Case("symbolic", {"a": ("n", "n"), "b": ("n", "k")}, dims={"n": 3, "k": 2},
+                 params={"upper": True})]
+
+
+spec("solve_triangular",
+     lambda a, b, upper, left=True, unitriangular=False: sg_ops.solve_triangular(
+         a, b, upper=upper, left=left, unitriangular=unitriangular),
+     lambda a, b, upper, left=True, unitriangular=False: torch.linalg.solve_triangular(
+         a, b, upper=upper, left=left, unitriangular=unitriangular),
+     _triangular_cases(), samplers={"a": well_conditioned})
+_EIGH_CASES = [Case("matrix", {"x": (4, 4)}), Case("batched_upper", {"x": (2, 3, 3)},
+                                                   params={"upper": True}),
+               Case("symbolic", {"x": ("n", "n")}, dims={"n": 3})]
+spec("eigh_values", lambda x, upper=False: sg_ops.eigh_values(x, upper),
+     lambda x, upper=False: torch.linalg.eigvalsh(x, UPLO="U" if upper else "L"), _EIGH_CASES,
+     samplers={"x": _generic_matrices})
+spec("eigh_vectors", lambda x, upper=False: sg_ops.eigh_vectors(x, upper) ** 2,
+     lambda x, upper=False: torch.linalg.eigh(x, UPLO="U" if upper else "L")[1] ** 2,
+     _EIGH_CASES, samplers={"x": _generic_matrices})
+_SVD_CASES = [Case("tall", {"x": (4, 3)}), Case("wide", {"x": (3, 4)}),
+              Case("batched_square", {"x": (2, 3, 3)}),
+              Case("symbolic", {"x": ("n", "n")}, dims={"n": 3})]
+spec("svd_s", lambda x: sg_ops.svd_s(x), lambda x: torch.linalg.svdvals(x), _SVD_CASES,
+     samplers={"x": _generic_matrices})
+spec("svd_u", lambda x, full=False: sg_ops.svd_u(x, full) ** 2,
+     lambda x, full=False: torch.linalg.svd(x, full_matrices=full)[0] ** 2,
+     _SVD_CASES + [Case("full_square", {"x": (3, 3)}, params={"full": True})],
+     samplers={"x": _generic_matrices})
+spec("svd_vh", lambda x, full=False: sg_ops.svd_vh(x, full) ** 2,
+     lambda x, full=False: torch.linalg.svd(x, full_matrices=full)[2] ** 2,
+     _SVD_CASES + [Case("full_square", {"x": (3, 3)}, params={"full": True})],
+     samplers={"x": _generic_matrices})
+_QR_CASES = [Case("tall", {"x": (4, 3)}), Case("wide", {"x": (3, 5)}),
+             Case("batched", {"x": (2, 3, 3)}),
+             Case("complete_wide", {"x": (2, 4)}, params={"complete": True}),
+             Case("symbolic", {"x": ("n", "n")}, dims={"n": 3})]
+spec("qr_q", lambda x, complete=False: sg_ops.qr_q(x, complete),
+     lambda x, complete=False: torch.linalg.qr(x, "complete" if complete else "reduced")[0],
+     _QR_CASES, samplers={"x": _generic_matrices})
+spec("qr_r", lambda x, complete=False: sg_ops.qr_r(x, complete),
+     lambda x, complete=False: torch.linalg.qr(x, "complete" if complete else "reduced")[1],
+     _QR_CASES, samplers={"x": _generic_matrices})
+spec("matrix_exp", lambda x: sg_ops.matrix_exp(x), torch.linalg.matrix_exp, [
+    Case("matrix", {"x": (3, 3)}), Case("batched", {"x": (2, 2, 2)}),
+    Case("large_norm", {"x": (3, 3)}, samplers={"x": uniform(-3.0, 3.0)}),
+    Case("symbolic", {"x": ("n", "n")}, dims={"n": 2})])
+SPECS["cholesky"].cases.append(Case("batched", {"x": (2, 3, 3)}, samplers={"x": _spd_batch}))

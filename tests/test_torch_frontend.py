@@ -402,6 +402,39 @@ EXAMPLES.update({k: Ex(*v) for k, v in _SHAPE_EXAMPLES.items()})
 from torch_examples_unpool import EXAMPLES as _UNPOOL_EXAMPLES  # noqa: E402
 EXAMPLES.update({k: Ex(*v) for k, v in _UNPOOL_EXAMPLES.items()})
 
+# matrix decompositions (issue 15: decomp); eigen- and singular vectors squared: their signs
+# are LAPACK's, which differ between NumPy's and torch's
+EXAMPLES.update({
+    "torch.linalg.eigh": Ex(lambda op, x: (op(x)[0], op(x)[1] ** 2, op(x, UPLO="U")[1] ** 2),
+                            SQ, "spd"),
+    "torch.linalg.eigvalsh": Ex(lambda op, x: op(x), SQ, "spd"),
+    "torch.linalg.svd": Ex(lambda op, x: (op(x, full_matrices=False)[0] ** 2, op(x)[1],
+                                          op(x, full_matrices=False)[2] ** 2), {"x": (4, 3)}),
+    "torch.svd": Ex(lambda op, x: (op(x)[0] ** 2, op(x)[1], op(x)[2] ** 2), {"x": (3, 4)}),
+    "torch.linalg.svdvals": Ex(lambda op, x: op(x), {"x": (3, 4)}),
+    "torch.linalg.qr": Ex(lambda op, x: tuple(op(x)) + (op(x, "complete")[1],), {"x": (3, 4)}),
+    "torch.qr": Ex(lambda op, x: tuple(op(x)), {"x": (3, 4)}),
+    "torch.cholesky": Ex(lambda op, x: (op(x), op(x, upper=True)), SQ, "spd"),
+    "torch.linalg.cholesky_ex": Ex(lambda op, x: op(x).L, SQ, "spd"),
+    "torch.cholesky_inverse": Ex(lambda op, x: op(torch.linalg.cholesky(x)), SQ, "spd"),
+    "torch.cholesky_solve": Ex(lambda op, x, b: op(b, torch.linalg.cholesky(x)),
+                               {"x": (3, 3), "b": (3, 2)}, "spd"),
+    "torch.linalg.solve_triangular": Ex(
+        lambda op, a, b: (op(a, b, upper=True), op(a, b.mT, upper=False, left=False)),
+        {"a": (3, 3), "b": (3, 2)}, "spd"),
+    "torch.triangular_solve": Ex(lambda op, b, a: op(b, a).solution,
+                                 {"b": (3, 2), "a": (3, 3)}, "spd"),
+    "torch.linalg.matrix_exp": Ex(lambda op, x: op(x), SQ),
+    "torch.matrix_exp": Ex(lambda op, x: op(x), SQ),
+    "torch.linalg.householder_product": Ex(lambda op, a, t: op(a, t), {"a": (4, 3), "t": (3,)}),
+    "torch.orgqr": Ex(lambda op, a, t: op(a, t), {"a": (4, 3), "t": (3,)}),
+    "torch.ormqr": Ex(lambda op, a, t, c: op(a, t, c), {"a": (3, 3), "t": (3,), "c": (3, 2)}),
+    "torch.linalg.matrix_norm": Ex(lambda op, x: (op(x), op(x, "nuc"), op(x, 2), op(x, -1),
+                                                  op(x, float("inf"), keepdim=True)),
+                                   {"x": (3, 4)}),
+    "torch.linalg.cond": Ex(lambda op, x: op(x), SQ, "spd"),
+})
+
 
 def _registry_examples():
     """An elementwise op that maps a torch name needs no example of its own: it is

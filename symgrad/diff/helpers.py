@@ -421,3 +421,9 @@ from .scan_helpers import (cumprod_grad, cumprod_jvp, logcumsumexp_grad,  # noqa
                            logcumsumexp_jvp)
 
 __all__ += ["cumprod_grad", "cumprod_jvp", "logcumsumexp_grad", "logcumsumexp_jvp"]
+
+
+# the decompositions' helpers (rules/decomp.yaml) live in their own module
+from .decomp_grads import *  # noqa: E402,F401,F403
+from . import decomp_grads as _decomp_grads  # noqa: E402
+__all__ += _decomp_grads.__all__

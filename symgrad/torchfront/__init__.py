@@ -5,8 +5,8 @@ sizes (``factories``), nn.Modules as functions of symbols (``module``), and
 ``sg.Function`` on torch tensors (``autograd_function``). torch itself is imported only
 when a mapping needs it."""
 from . import activation_internals, autograd_function, calculus, conv, ctc  # noqa: F401
-from . import dispatch, distances, factories, functional, gather, grid, linalg  # noqa: F401
-from . import losses, masked, native_norm, norm, pointwise, pool, products  # noqa: F401
-from . import recurrent, refusals, scatter, segment, shape, sorting, statistics  # noqa: F401
-from . import strided, unpool, views  # noqa: F401
+from . import decomp, dispatch, distances, factories, functional, gather, grid  # noqa: F401
+from . import linalg, losses, masked, native_norm, norm, pointwise, pool  # noqa: F401
+from . import products, recurrent, refusals, scatter, segment, shape, sorting  # noqa: F401
+from . import statistics, strided, unpool, views  # noqa: F401
 from .dispatch import supported  # noqa: F401

@@ -93,6 +93,10 @@ def p_norm(input, p, dim, keepdim, name):
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     reject("torch.norm", out=out)
     check_float_dtype("torch.norm", dtype)
+    if p == "nuc":
+        from .decomp import matrix_norm
+        return matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim,
+                           "torch.norm")
     return p_norm(input, p, dim, keepdim, "torch.norm")
 
 

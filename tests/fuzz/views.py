@@ -87,6 +87,9 @@ MAX_EXPLICIT_MATRIX = 4        # largest n of an n x n inverse/solve/det of an i
 MAX_EXPLICIT_CHOLESKY = 3
 MAX_EXPLICIT_TREE = 60_000     # nodes of the per-element forms as trees
 _MATRIX_OPS = {"inverse", "solve", "det", "logdet", "logabsdet", "cholesky"}
+# the decompositions (core/ops/decomp.py): explicit writes their elements as opaque functions
+_OPAQUE_OPS = {"solve_triangular", "eigh_values", "eigh_vectors", "svd_u", "svd_s", "svd_vh",
+               "qr_q", "qr_r", "matrix_exp"}
 
 
 # ----- values: everything the formulas compute on is a float64 (or bool) torch tensor ----
@@ -586,6 +589,10 @@ def explicit_too_big(g, dims):
     if elements > MAX_EXPLICIT_ELEMENTS:
         return f"{elements} input elements > {MAX_EXPLICIT_ELEMENTS}"
     for n in nodes:
+        if n.op in _OPAQUE_OPS:
+            return f"{n.op}: its elements are opaque functions (no closed form)"
+        if n.op in _MATRIX_OPS and len(n.inputs[0].shape) > 2:
+            return f"{n.op} of a batch of matrices"
         if n.op in _MATRIX_OPS:
             size = concrete_shape(n.inputs[0].shape, dims)[0]
             if size > (MAX_EXPLICIT_CHOLESKY if n.op == "cholesky" else MAX_EXPLICIT_MATRIX):

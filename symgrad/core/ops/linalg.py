@@ -429,12 +429,18 @@ def _cholesky_elements(ctx, x):
     return elements.array(sym.cholesky(hermitian=False), x.shape)
 
 
-@defop("cholesky", ("x",), shape=square_to(lambda s: s), text="cholesky({x})",
+def _batched_square(op, shapes, attrs):
+    s = shapes[0]
+    if len(s) < 2 or not dims_match(s[-1], s[-2]):
+        raise ShapeError(f"{op}: expects square matrices (..., n, n), got shape {fmt_shape(s)}")
+    return s
+
+
+@defop("cholesky", ("x",), shape=_batched_square, text="cholesky({x})",
        latex=_call_latex("chol"), numpy=_checked("numpy.linalg.cholesky", NOT_SPD, "numpy"),
        torch=_checked("torch.linalg.cholesky", NOT_SPD, "torch"),
        matrix=lambda m, node, x: m.fn("chol", x),
-       elements=_cholesky_elements,
-       torch_names=("torch.linalg.cholesky", "torch.cholesky", "torch.Tensor.cholesky"))
+       elements=_cholesky_elements)
 def cholesky(x):
     """The lower-triangular L with L Lᵀ = x, for a symmetric positive-definite x (like
     ``torch.linalg.cholesky``, whose gradient treats x as symmetric)."""
@@ -444,8 +450,9 @@ def cholesky(x):
 # ----- triangles and norms --------------------------------------------------------------------
 
 def _matrix_shape(op, shapes, attrs):
-    if len(shapes[0]) != 2:
-        raise ShapeError(f"{op}: expects a matrix, got shape {fmt_shape(shapes[0])}")
+    if len(shapes[0]) < 2:
+        raise ShapeError(f"{op}: expects a matrix or a batch of matrices, got shape "
+                         f"{fmt_shape(shapes[0])}")
     return shapes[0]
 
 
