@@ -5,6 +5,6 @@ The package also holds every public function of the families by name (``ops.exp`
 """
 from ..opdef import FUNCTIONS as _FUNCTIONS
 from . import conv, gather, im2col, indexing, linalg, nn, pointwise, pool  # noqa: F401  (register)
-from . import reductions, shape  # noqa: F401  (register)
+from . import reductions, rounding, shape, special  # noqa: F401  (register)
 
 globals().update(_FUNCTIONS)
