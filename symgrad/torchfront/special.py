@@ -115,22 +115,6 @@ def divide_rounded(input, other, rounding_mode):
                          f"got {rounding_mode!r}")
 
 
-@torch_op("torch.floor_divide", "Tensor.floor_divide", "Tensor.__floordiv__")
-def floor_divide(input, other, *, out=None):
-    reject("torch.floor_divide", out=out)
-    return divide_rounded(input, other, "floor")
-
-
-@torch_op("Tensor.__rfloordiv__")
-def rfloor_divide(input, other):
-    return divide_rounded(other, input, "floor")
-
-
-@torch_op("Tensor.__mod__")
-def mod(input, other):
-    return sgo.remainder(input, other)
-
-
 @torch_op("Tensor.__rmod__")
 def rmod(input, other):
     return sgo.remainder(other, input)
@@ -197,7 +181,7 @@ def threshold(input, threshold, value, inplace=False):
     return sgo.where(sgo.gt(input, threshold), input, value)
 
 
-@torch_op("torch.fill", "Tensor.fill")
+@torch_op("torch.fill")
 def fill(input, value):
     """A Tensor of x's shape filled with value (a number or a 0-d Tensor)."""
     if isinstance(value, Tensor):
@@ -216,7 +200,7 @@ def _real_identity(input, *args, **kwargs):
     return input
 
 
-torch_op("torch.positive", "Tensor.positive", "Tensor.__pos__", "torch.conj", "Tensor.conj",
+torch_op("torch.positive", "Tensor.positive", "torch.conj", "Tensor.conj",
          "torch.conj_physical", "Tensor.conj_physical", "torch.resolve_conj",
          "Tensor.resolve_conj", "torch.resolve_neg", "Tensor.resolve_neg",
          "torch.real")(_real_identity)

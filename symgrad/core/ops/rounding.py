@@ -54,7 +54,7 @@ def _round_text(x, decimals):
              math=lambda x, decimals: _scaled(x, decimals, lambda a: f"float(round({a}))"),
              matrix=lambda m, node, x: m.fn("round" if node.attrs["decimals"] == 0
                                             else f"round[{node.attrs['decimals']}]", x),
-             torch_names=("torch.round", "torch.Tensor.round"))
+             torch_names=("torch.round", "torch.Tensor.round", "torch.special.round"))
 def round(x, decimals=0):
     """x rounded to ``decimals`` decimal places, halves to even (torch.round)."""
     return apply("round", x, decimals=decimals)
