@@ -13,8 +13,34 @@ class ShapeError(SymgradError, ValueError):
     """Operands whose shapes do not fit the op (both shapes are in the message)."""
 
 
+ESCAPE_HATCH = """What to do: write it as your own op, an sg.Function whose forward spells it
+with ops symgrad knows and whose backward gives its gradient:
+
+    class MyOp(sg.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return ...  # the value, written with sg (or mapped torch) ops
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return ...  # grad times the derivative
+
+    y = MyOp.apply(x)
+
+symgrad.torchfront.supported() lists the torch functions symgrad maps and sg.rules.names()
+the ops with derivative rules."""
+
+
 class UnsupportedOpError(SymgradError, NotImplementedError):
-    """An op or torch function with no derivative rule."""
+    """An op or torch function with no derivative rule. The message names the op and,
+    unless it already says what to do instead, ends with the ``sg.Function`` escape hatch."""
+
+    def __init__(self, message="", *args):
+        text = str(message)
+        if "sg.Function" not in text:
+            text = f"{text.rstrip()}\n\n{ESCAPE_HATCH}"
+        super().__init__(text, *args)
 
 
 class NonScalarOutputError(SymgradError, ValueError):

@@ -206,13 +206,7 @@ def unsupported(name, args=(), kwargs=None, why=None):
                "), since a traced formula cannot mutate its inputs")
     problem = f"cannot be traced as called: {why}" if why else "has no symgrad mapping"
     return UnsupportedOpError(
-        f"{name} (applied to {_describe(args, kwargs)}) {problem}. To support it, map it "
-        "onto sg ops in symgrad/torchfront/ (a function decorated "
-        f"@torch_op({name!r}) written with sg ops, whose gradient then comes from "
-        "existing rules), or add an op (a defop in symgrad/core/ops/ naming "
-        f"{name!r} in torch_names, with its derivative rule under rules/). "
-        "sg.rules.names() lists the ops with rules; symgrad.torchfront.supported() "
-        "the torch functions already mapped")
+        f"{name} (applied to {_describe(args, kwargs)}) {problem}.")
 
 
 def dispatch(func, types, args=(), kwargs=None):

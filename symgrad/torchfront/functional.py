@@ -189,11 +189,16 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
 @torch_op("F.cosine_similarity", "torch.cosine_similarity")
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    """torch's form: x1·x2 / sqrt(clamp_min(|x1|²·|x2|², eps²))."""
-    w12 = sgo.sum(x1 * x2, axis=dim)
-    w1 = sgo.sum(x1 * x1, axis=dim)
-    w2 = sgo.sum(x2 * x2, axis=dim)
-    return w12 / sgo.sqrt(clamp(w1 * w2, min=eps * eps))
+    """torch's form: sum((x1 / n1) * (x2 / n2)) with n = ‖x‖ clamped below at eps in value
+    only (torch clamps the norms in place under no_grad, so the gradient is the norm's)."""
+    from ..core.shapes import broadcast_shapes
+    shape = broadcast_shapes(shape_of(x1), shape_of(x2), op="cosine_similarity")
+    x1, x2 = sgo.broadcast_to(x1, shape), sgo.broadcast_to(x2, shape)
+
+    def norm(x):
+        n = sgo.norm(x, axis=dim, keepdims=True)
+        return n + sgo.detach(sgo.clamp(n, min=eps) - n)
+    return sgo.sum((x1 / norm(x1)) * (x2 / norm(x2)), axis=dim)
 
 
 def _dropout(name):

@@ -95,7 +95,10 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
         raise ParameterError(f"{name}: the {shape[1]} channels of an input of shape "
                              f"{fmt_shape(shape)} must divide into num_groups={num_groups!r} "
                              "groups")
-    grouped = sgo.reshape(input, (shape[0], num_groups, -1))
+    group_size = shape[1] // num_groups
+    for d in shape[2:]:
+        group_size = group_size * d
+    grouped = sgo.reshape(input, (shape[0], num_groups, group_size))
     out = sgo.reshape(_normalised(grouped, (2,), eps), shape)
     return _affine(out, weight, bias, shape)
 

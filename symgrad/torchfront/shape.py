@@ -3,8 +3,10 @@ and device conversions, creation functions (``*_like``, ``new_*``) and Tensor
 properties, on symbolic Tensors."""
 import builtins
 
+import numpy as np
+
 from ..core import ops as sgo
-from ..core.build import const
+from ..core.build import array_const, const
 from ..core.graph import Tensor
 from ..core.shapes import broadcast_shapes, fmt_shape, normalize_axis, numel
 from ..errors import ShapeError
@@ -75,6 +77,9 @@ def squeeze(input, dim=None):
     if dim is None:
         return sgo.squeeze(input)
     dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+    if not shape:
+        normalize_axis(dims[0] if dims else 0, 1, "squeeze")
+        return input
     keep = tuple(normalize_axis(d, len(shape), "squeeze") for d in dims)
     ones = tuple(d for d in keep if shape[d] == 1)
     return sgo.squeeze(input, ones) if ones else input
@@ -158,7 +163,8 @@ def broadcast_tensors(*tensors):
 @torch_op("torch.cat", "torch.concat", "torch.concatenate")
 def cat(tensors, dim=0, *, axis=None, out=None):
     reject("torch.cat", out=out)
-    tensors = [t for t in tensors if not (shape_of(t) == (0,))]
+    tensors = list(tensors)
+    tensors = [t for t in tensors if not (shape_of(t) == (0,))] or tensors
     return sgo.concatenate(tensors, axis=dim if axis is None else axis)
 
 
@@ -270,9 +276,11 @@ def _einsum_terms(equation, operands):
             term = term.replace("...", ell[widest - k:])
         if len(term) == 2 == rank_of(t) and term[0] == term[1]:
             operands[i], term = sgo.diagonal(t), term[0]
-        if len(term) != rank_of(operands[i]) or len(set(term)) != len(term):
-            raise unsupported("torch.einsum", (t,), why=f"term {term!r} for an operand of "
-                              f"shape {fmt_shape(shape_of(t))} (repeated indices are not mapped)")
+        if len(term) != rank_of(operands[i]):
+            raise ShapeError(f"einsum: term {term!r} names {len(term)} dims of an operand of "
+                             f"shape {fmt_shape(shape_of(t))}")
+        if len(set(term)) != len(term):
+            operands[i], term = _einsum_diagonal(operands[i], term)
         spelled.append(term)
     if arrow:
         out = out.replace("...", ell)
@@ -280,6 +288,26 @@ def _einsum_terms(equation, operands):
         counts = "".join(terms).replace("...", "")
         out = ell + "".join(sorted(c for c in set(counts) if counts.count(c) == 1))
     return operands, spelled, out
+
+
+def _einsum_diagonal(t, term):
+    """The generalised diagonal of ``t`` for a term with repeated letters (``iji``): t
+    times the constant mask that is 1 where the repeated indices agree, summed over every
+    later occurrence of a letter. Needs concrete sizes for the repeated dims."""
+    shape = shape_of(t)
+    first = {c: term.index(c) for c in term}
+    later = tuple(k for k, c in enumerate(term) if first[c] != k)
+    if not all(isinstance(shape[k], int) for k in range(len(term)) if term[k] in
+               {term[j] for j in later}):
+        raise unsupported("torch.einsum", (t,), why=f"term {term!r}: the repeated letters "
+                          f"need concrete sizes, got shape {fmt_shape(shape)}")
+    mask = np.ones([d if term[k] in {term[j] for j in later} else 1
+                    for k, d in enumerate(shape)], dtype=float)
+    grids = np.indices(mask.shape, sparse=True)
+    for k in later:
+        mask = mask * (grids[k] == grids[first[term[k]]])
+    kept = "".join(c for k, c in enumerate(term) if k not in later)
+    return sgo.sum(t * array_const(mask), axis=later), kept
 
 
 @torch_op("torch.einsum")

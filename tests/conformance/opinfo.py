@@ -16,11 +16,13 @@ Needs ``expecttest`` (torch's test helpers import it). This is the first step of
 conformance suite (issue 15): a baseline, not yet part of the default test run.
 """
 import argparse
+import inspect
 import signal
 import sys
 import time
 from collections import Counter
 from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -89,68 +91,122 @@ def _outputs(out):
     return flat
 
 
-def check_sample(opinfo, sample):
+def _call(op, args, kwargs):
+    """``op(*args, **kwargs)``; an unbound method of torch's C tensor type
+    (``torch.Tensor.__radd__``, ``.cdouble``) is called as the method of its first
+    argument, which is what user code does (``2 + x``, ``x.cdouble()``)."""
+    owner = getattr(op, "__objclass__", None)
+    if owner is not None and issubclass(torch.Tensor, owner) and \
+            not isinstance(args[0], torch.Tensor):
+        return getattr(args[0], op.__name__)(*args[1:], **kwargs)
+    return op(*args, **kwargs)
+
+
+def _run(opinfo, sample, table):
+    args = _replace([sample.input, list(sample.args), sample.kwargs], table)
+    out = _call(opinfo.op, [args[0], *args[1]], args[2])
+    return _outputs(sample.output_process_fn_grad(out))
+
+
+def _directions(leaves):
+    return [torch.linspace(0.5, -0.8, t.numel(), dtype=D).reshape(t.shape)
+            if t.numel() > 1 else torch.full(tuple(t.shape), 0.3, dtype=D) for t in leaves]
+
+
+def _ours(opinfo, sample, leaves, weights, order):
+    """symgrad's gradient (order 1) or Hessian-vector product (order 2), compiled NumPy."""
+    directions = _directions(leaves)
+
+    def loss(*xs):
+        table = {id(t): x for t, x in zip(leaves, xs)}
+        total = 0
+        for o, w in zip(_run(opinfo, sample, table), weights):
+            total = total + (o * w).sum()
+        return total
+
+    def second(*xs):
+        grads = sg.grad(loss(*xs), list(xs), allow_unused=True, materialize_grads=True)
+        total = 0
+        for g, v in zip(grads, directions):
+            total = total + (g * v).sum()
+        return total
+
+    f = loss if order == 1 else second
+    names = [f"x{k}" for k in range(len(leaves))]
+    f.__signature__ = inspect.Signature(
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])
+    f.__name__ = opinfo.name.replace(".", "_")
+    g = sg.grad_fn(f, shapes={n: tuple(t.shape) for n, t in zip(names, leaves)})
+    return g.compile("numpy")(*[t.detach().numpy() for t in leaves])
+
+
+def _torch(opinfo, sample, leaves, weights, order):
+    xs = [t.detach().clone().requires_grad_() for t in leaves]
+    table = {id(t): x for t, x in zip(leaves, xs)}
+    total = 0
+    for o, w in zip(_run(opinfo, sample, table), weights):
+        total = total + (o * w).sum()
+    if not isinstance(total, torch.Tensor) or not total.requires_grad:
+        return None
+    grads = torch.autograd.grad(total, xs, allow_unused=True, materialize_grads=True,
+                                create_graph=order == 2)
+    if order == 2:
+        total = sum((g * v).sum() for g, v in zip(grads, _directions(leaves)))
+        if not total.requires_grad:
+            return [torch.zeros_like(x) for x in xs]
+        grads = torch.autograd.grad(total, xs, allow_unused=True, materialize_grads=True)
+    return grads
+
+
+def check_sample(opinfo, sample, order=1):
     """None when symgrad matches torch on this sample, else (class, detail)."""
     leaves = _leaves([sample.input, list(sample.args), sample.kwargs], [])
     if not leaves:
         return None
     with torch.no_grad():
-        ref_out = _outputs(opinfo.op(sample.input, *sample.args, **sample.kwargs))
+        ref_out = _run(opinfo, sample, {})
     weights = [torch.linspace(-1.0, 1.5, o.numel(), dtype=D).reshape(o.shape)
                if o.numel() > 1 else torch.full(tuple(o.shape), 0.7, dtype=D)
                for o in ref_out]
-
-    def loss(outs):
-        total = 0
-        for o, w in zip(outs, weights):
-            total = total + (o * w).sum()
-        return total
-
-    def f(*xs):
-        table = {id(t): x for t, x in zip(leaves, xs)}
-        args = _replace([sample.input, list(sample.args), sample.kwargs], table)
-        return loss(_outputs(opinfo.op(args[0], *args[1], **args[2])))
-
-    names = [f"x{k}" for k in range(len(leaves))]
-    import inspect
-    f.__signature__ = inspect.Signature(
-        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])
-    f.__name__ = opinfo.name.replace(".", "_")
     try:
-        g = sg.grad_fn(f, shapes={n: tuple(t.shape) for n, t in zip(names, leaves)})
-        ours = g.compile("numpy")(*[t.detach().numpy() for t in leaves])
+        ours = _ours(opinfo, sample, leaves, weights, order)
     except sg.UnsupportedOpError as e:
-        return "refused", str(e).split(". To support")[0][:160]
-    except sg.SymgradError as e:
-        return "refused", f"{type(e).__name__}: {str(e)[:150]}"
+        text = str(e)
+        if "sg.Function" not in text:
+            return "crash", f"refusal without the sg.Function escape hatch: {text[:120]}"
+        return "refused", text.split("\n\nWhat to do")[0][:160]
     except Timeout:
         raise
     except Exception as e:  # noqa: BLE001 - a crash is a finding
         return "crash", f"{type(e).__name__}: {str(e)[:150]}"
-    xs = [t.detach().clone().requires_grad_() for t in leaves]
-    table = {id(t): x for t, x in zip(leaves, xs)}
-    args = _replace([sample.input, list(sample.args), sample.kwargs], table)
-    out = loss(_outputs(opinfo.op(args[0], *args[1], **args[2])))
-    if not isinstance(out, torch.Tensor) or not out.requires_grad:
+    ref = _torch(opinfo, sample, leaves, weights, order)
+    if ref is None:
         return None
-    ref = torch.autograd.grad(out, xs, allow_unused=True, materialize_grads=True)
-    for n, o, r in zip(names, ours, ref):
+    for k, (o, r) in enumerate(zip(ours, ref)):
         o = np.asarray(o, dtype=float)
         r = r.detach().numpy(force=True)
         if o.shape != r.shape or not np.allclose(o, r, rtol=1e-6, atol=1e-8, equal_nan=True):
-            return "wrong", f"d/d{n}: shapes {o.shape}/{r.shape}" if o.shape != r.shape \
-                else f"d/d{n}: max error {np.nanmax(np.abs(o - r)):.3g}"
+            return "wrong", f"d/dx{k}: shapes {o.shape}/{r.shape}" if o.shape != r.shape \
+                else f"d/dx{k}: max error {np.nanmax(np.abs(o - r)):.3g}"
     return None
 
 
-def classify(opinfo, samples, timeout):
+def variant_name(opinfo):
+    return opinfo.name + (f".{opinfo.variant_test_name}" if opinfo.variant_test_name else "")
+
+
+def classify(opinfo, order=1, samples=None, timeout=120):
+    """The class of one variant (pass/partial/refused/crash/wrong, or n/a at order 2 when
+    torch has no double backward for it) and a detail from its first failing sample."""
+    if order == 2 and not opinfo.supports_gradgrad:
+        return "n/a", "torch has no double backward"
     results = []
     try:
         with time_limit(timeout):
             for k, sample in enumerate(opinfo.sample_inputs("cpu", D, requires_grad=True)):
-                if k >= samples:
+                if samples is not None and k >= samples:
                     break
-                results.append(check_sample(opinfo, sample))
+                results.append(check_sample(opinfo, sample, order))
     except Timeout as e:
         results.append(("crash", f"timeout: {e}"))
     except Exception as e:  # noqa: BLE001 - sample generation itself failed
@@ -167,40 +223,81 @@ def classify(opinfo, samples, timeout):
     return "refused", bad[0][1]
 
 
+CLASSES = ("pass", "partial", "refused", "crash", "wrong", "n/a")
+
+
+def summary(counts):
+    return ", ".join(f"{k} {counts[k]}" for k in CLASSES if counts[k])
+
+
+def write_report(path, rows, orders, samples, seconds):
+    """The committed markdown table: one row per variant, one class column per order."""
+    total = len(rows)
+    lines = ["# symgrad against PyTorch's OpInfo database", "",
+             f"Generated by `python -m tests.conformance.opinfo --report {path}` "
+             f"(torch {torch.__version__}, symgrad {sg.__version__}, "
+             f"{'all' if samples is None else f'up to {samples}'} samples per variant, "
+             f"{seconds:.0f} s). Every OpInfo variant that supports autograd in float64 is "
+             "traced through symgrad's torch front end as f = sum_k sum(out_k * w_k); the "
+             "compiled NumPy gradient (order 1) and Hessian-vector product (order 2, where "
+             "torch has a double backward) are compared with torch.autograd. "
+             "`tests/conformance/test_opinfo.py` checks every row of this table.", ""]
+    for order in orders:
+        counts = Counter(r[order][0] for r in rows)
+        judged = total - counts["n/a"]
+        lines.append(f"- order {order}: {summary(counts)}; pass rate "
+                     f"{counts['pass']}/{judged} = {100 * counts['pass'] / max(judged, 1):.1f}%")
+    lines += ["", "| variant | " + " | ".join(f"order {o}" for o in orders) + " | detail |",
+              "|---|" + "---|" * len(orders) + "---|"]
+    for row in rows:
+        detail = next((row[o][1] for o in orders if row[o][0] not in ("pass", "n/a")), "")
+        lines.append(f"| {row['name']} | " + " | ".join(row[o][0] for o in orders) +
+                     f" | {detail.replace('|', '/')} |")
+    Path(path).write_text("\n".join(lines) + "\n")
+
+
+def read_report(path):
+    """{variant: {order: class}} from a committed report."""
+    table, orders = {}, []
+    for line in Path(path).read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells[0] == "variant":
+            orders = [int(c.split()[-1]) for c in cells[1:-1]]
+        elif orders and line.startswith("| ") and not cells[0].startswith("---"):
+            table[cells[0]] = dict(zip(orders, cells[1:1 + len(orders)]))
+    return table
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--samples", type=int, default=4)
-    parser.add_argument("--timeout", type=int, default=60)
-    parser.add_argument("--report", help="write a markdown table here")
+    parser.add_argument("--samples", type=int, default=None, help="default: all")
+    parser.add_argument("--order", default="1,2", help="orders to check, e.g. 1 or 1,2")
+    parser.add_argument("--timeout", type=int, default=120)
+    parser.add_argument("--report", help="write the markdown table here")
     parser.add_argument("--only", help="comma-separated OpInfo names")
     a = parser.parse_args()
+    orders = [int(o) for o in a.order.split(",")]
     ops = variants()
     if a.only:
         ops = [o for o in ops if o.name in a.only.split(",")]
-    start, rows, counts = time.time(), [], Counter()
+    start, rows = time.time(), []
     for o in ops:
-        name = o.name + (f".{o.variant_test_name}" if o.variant_test_name else "")
-        kind, detail = classify(o, a.samples, a.timeout)
-        counts[kind] += 1
-        rows.append((name, kind, detail))
-        if kind in ("crash", "wrong"):
-            print(f"{name}: {kind}: {detail}", flush=True)
-    total = len(rows)
-    summary = ", ".join(f"{k} {counts[k]}" for k in ("pass", "partial", "refused", "crash",
-                                                      "wrong"))
-    print(f"{total} OpInfo variants, {a.samples} samples each at most, "
-          f"{time.time() - start:.0f} s: {summary}")
+        row = {"name": variant_name(o)}
+        for order in orders:
+            row[order] = classify(o, order, a.samples, a.timeout)
+            if row[order][0] in ("crash", "wrong"):
+                print(f"{row['name']} (order {order}): {row[order][0]}: {row[order][1]}",
+                      flush=True)
+        rows.append(row)
+    seconds = time.time() - start
+    for order in orders:
+        counts = Counter(r[order][0] for r in rows)
+        print(f"order {order}: {len(rows)} variants, {summary(counts)}")
+    print(f"{seconds:.0f} s")
     if a.report:
-        with open(a.report, "w") as fh:
-            fh.write("# symgrad against PyTorch's OpInfo database\n\n")
-            fh.write(f"`python -m tests.conformance.opinfo --report {a.report}` (torch "
-                     f"{torch.__version__}, symgrad {sg.__version__}): {total} variants that "
-                     f"support autograd in float64, up to {a.samples} samples each, order 1, "
-                     f"compiled NumPy gradient vs torch.autograd. {summary}.\n\n")
-            fh.write("| variant | class | detail |\n|---|---|---|\n")
-            for name, kind, detail in rows:
-                fh.write(f"| {name} | {kind} | {detail.replace('|', '/')} |\n")
-    return 1 if counts["crash"] or counts["wrong"] else 0
+        write_report(a.report, rows, orders, a.samples, seconds)
+    bad = any(r[o][0] in ("crash", "wrong") for r in rows for o in orders)
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

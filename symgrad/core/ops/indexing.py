@@ -311,6 +311,61 @@ def _is_array_entry(e):
     return shape is not None and len(tuple(shape)) > 0 and not isinstance(e, (list, tuple))
 
 
+def _is_int_list(e):
+    """A (nested) list of ints as an index entry: NumPy and torch read it as an array."""
+    return type(e) is list and len(e) > 0 and numpy.asarray(e).dtype.kind in "iu"
+
+
+def _constant_masks_as_ids(entries):
+    """A constant boolean mask stands for the ids of its True elements, one id array per
+    dim it covers (as in torch and NumPy): its result size is known while tracing."""
+    out = []
+    for e in entries:
+        if not isinstance(e, Tensor) and getattr(e, "dtype", None) is not None and \
+                str(e.dtype) in ("bool", "torch.bool") and len(tuple(e.shape)) > 0:
+            mask = numpy.asarray(e.detach().cpu().numpy() if hasattr(e, "detach") else e)
+            out.extend(numpy.nonzero(mask))
+        else:
+            out.append(e)
+    return tuple(out)
+
+
+def _is_full(e):
+    return isinstance(e, slice) and e == slice(None)
+
+
+def _arrange_advanced(x, entries, arrays):
+    """torch's advanced indexing in the one form ``_integer_array_key`` takes (adjacent id
+    arrays after full slices): ``...`` spelled out; ints applied first as selections (torch
+    does, unlike NumPy); then slices before the arrays; arrays split by a slice brought to
+    the front by a transpose (torch, like NumPy, then puts their broadcast dims first).
+    None when the key is in that form already."""
+    from .shape import transpose
+    if any(e is None for e in entries):
+        return None
+    spelled = any(e is Ellipsis for e in entries)
+    if spelled:
+        k = next(j for j, e in enumerate(entries) if e is Ellipsis)
+        fill = len(x.shape) - (len(entries) - 1)
+        entries = entries[:k] + (slice(None),) * fill + entries[k + 1:]
+    entries = entries + (slice(None),) * (len(x.shape) - len(entries))
+    ints = [k for k, e in enumerate(entries) if not _is_array_entry(e) and
+            not isinstance(e, slice)]
+    if ints:
+        picked = getitem(x, tuple(e if k in ints else slice(None)
+                                  for k, e in enumerate(entries)))
+        return picked, tuple(e for k, e in enumerate(entries) if k not in ints)
+    advanced = [k for k, e in enumerate(entries) if _is_array_entry(e)]
+    first, last = advanced[0], advanced[-1]
+    if advanced == list(range(first, last + 1)):
+        if all(_is_full(e) for e in entries[:first]):
+            return (x, entries) if spelled else None
+        sliced = getitem(x, entries[:first])
+        return sliced, (slice(None),) * first + entries[first:]
+    order = advanced + [k for k in range(len(entries)) if k not in advanced]
+    return transpose(x, tuple(order)), tuple(entries[k] for k in order)
+
+
 def _ids_operand(e, n):
     """An array entry as an integer Tensor of ids in [0, n): a constant's negative ids
     count from the end, as in torch; symbolic ids are range-checked at call time."""
@@ -354,9 +409,14 @@ def _integer_array_key(x, key):
     from .gather import take
     from .shape import reshape
     entries = key if isinstance(key, tuple) else (key,)
+    entries = _constant_masks_as_ids(tuple(numpy.asarray(e) if _is_int_list(e) else e
+                                           for e in entries))
     arrays = [k for k, e in enumerate(entries) if _is_array_entry(e)]
     if not arrays:
         return None
+    arranged = _arrange_advanced(x, entries, arrays)
+    if arranged is not None:
+        return getitem(*arranged)
     k, m = arrays[0], len(arrays)
     before, after = entries[:k], entries[k + m:]
     if arrays != list(range(k, k + m)) or any(

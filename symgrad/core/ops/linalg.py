@@ -374,6 +374,14 @@ def _matrix_shape(op, shapes, attrs):
     return shapes[0]
 
 
+def _matrices_shape(op, shapes, attrs):
+    """A matrix or a batch of them (leading dims)."""
+    if len(shapes[0]) < 2:
+        raise ShapeError(f"{op}: expects a matrix or a batch of matrices, got shape "
+                         f"{fmt_shape(shapes[0])}")
+    return shapes[0]
+
+
 def _band_params(op, shapes, k=0):
     if not isinstance(k, int) or isinstance(k, bool):
         raise ParameterError(f"{op}: the diagonal offset k must be an int, got {k!r}")
@@ -392,7 +400,7 @@ def _band(name, keep):
         mask = keep(numpy.ones(x.shape, dtype=bool), ctx.attrs["k"])
         return numpy.where(mask, x, sympy.S.Zero)
 
-    return defop(name, ("x",), params=_band_params, shape=_matrix_shape, text=text,
+    return defop(name, ("x",), params=_band_params, shape=_matrices_shape, text=text,
                  latex=latex, numpy=f"numpy.{name}({{x}}, {{k}})",
                  torch=f"torch.{name}({{x}}, {{k}})", elements=band_elements,
                  torch_names=(f"torch.{name}", f"torch.Tensor.{name}"))

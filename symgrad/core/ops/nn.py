@@ -88,8 +88,9 @@ def _vector_or_call(name):
        torch="torch.softmax({x}, {axis})", matrix=_vector_or_call("softmax"),
        elements=_softmax_elements, batch=batching.along_axes)
 def softmax(x, axis=-1):
-    """exp(x) / sum(exp(x)) along ``axis``, computed with the max subtracted."""
-    return apply("softmax", x, axis=axis)
+    """exp(x) / sum(exp(x)) along ``axis``, computed with the max subtracted. A 0-d x is
+    one element, as in torch (its softmax is 1)."""
+    return _over_one_element("softmax", x, axis)
 
 
 @defop("log_softmax", ("x",), params=axis_params, shape=same_shape,
@@ -99,8 +100,16 @@ def softmax(x, axis=-1):
        torch="torch.log_softmax({x}, {axis})", matrix=_vector_or_call("log_softmax"),
        elements=_log_softmax_elements, batch=batching.along_axes)
 def log_softmax(x, axis=-1):
-    """x - logsumexp(x) along ``axis``, stable for large x."""
-    return apply("log_softmax", x, axis=axis)
+    """x - logsumexp(x) along ``axis``, stable for large x (0 for a 0-d x, as in torch)."""
+    return _over_one_element("log_softmax", x, axis)
+
+
+def _over_one_element(op, x, axis):
+    """torch's one-axis ops accept a 0-d tensor as a vector of one element (axis 0 or -1)."""
+    from .shape import reshape
+    if getattr(x, "shape", None) == () and axis in (0, -1):
+        return reshape(apply(op, reshape(x, (1,)), axis=0), ())
+    return apply(op, x, axis=axis)
 
 
 @defop("logsumexp", ("x",), params=reduce_params, shape=reduce_shape,

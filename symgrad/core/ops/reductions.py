@@ -201,8 +201,8 @@ def prod(x, axis=None, keepdims=False):
 
 
 def _stat_params(op, shapes, axis=None, correction=1, keepdims=False):
-    if not isinstance(correction, (int, float)) or correction < 0:
-        raise ParameterError(f"{op}: correction must be a non-negative number, got {correction!r}")
+    if isinstance(correction, bool) or not isinstance(correction, (int, float)):
+        raise ParameterError(f"{op}: correction must be a number, got {correction!r}")
     return reduce_params(op, shapes, axis=axis, keepdims=keepdims) + (
         ("correction", correction),)
 
