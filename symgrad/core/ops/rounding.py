@@ -122,7 +122,7 @@ def _precision_math(x, dtype):
 
 
 @elementwise("to_precision", ("x",), None, params=_precision_params, sympy_params=("dtype",),
-             text=lambda x, dtype: f"to_{dtype.value}({x})",
+             text="to_precision({x}, dtype={dtype})",
              latex=lambda x, dtype: rf"\operatorname{{{dtype.value}}}\left({x}\right)",
              numpy=_precision_numpy,
              torch=lambda x, dtype: f"{x:atom}.to(torch.{dtype.value}).to(_dt)",

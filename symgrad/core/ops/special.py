@@ -11,7 +11,6 @@ import sympy
 
 from ...errors import ParameterError
 from ..build import apply
-from ..opdef import public
 from .pointwise import _unary, elementwise
 from .special_kernels import helpers
 
@@ -76,7 +75,7 @@ def _polygamma_params(op, shapes, n=0):
 
 
 def _polygamma_text(x, n):
-    return f"digamma({x})" if n.value == 0 else f"polygamma({n}, {x})"
+    return f"polygamma({x}, n={n})"
 
 
 def _polygamma_latex(x, n):
@@ -101,13 +100,6 @@ _POLYGAMMA_NUMPY = helpers("_sg_polygamma")
              matrix=lambda m, node, x: m.fn(_psi_name(node.attrs["n"]), x),
              torch_names=())
 def polygamma(x, n=0):
-    """ψ⁽ⁿ⁾(x), the n-th derivative of the digamma function ψ = Γ'/Γ (n = 0: digamma)."""
+    """ψ⁽ⁿ⁾(x), the n-th derivative of the digamma function ψ = Γ'/Γ (n = 0: digamma).
+    Text formulas spell it as this call, so they read back as written."""
     return apply("polygamma", x, n=n)
-
-
-def digamma(x):
-    """ψ(x) = Γ'(x)/Γ(x)."""
-    return polygamma(x, 0)
-
-
-public(digamma)
