@@ -568,13 +568,27 @@ def explicit_functions():
     ``Sigmoid``, ``AsFloat``, ...; lambdify prints them by class name) each computed by
     its op's sg function on NumPy scalars; ``Clamp`` (whose bounds are SymPy numbers, not
     operands) by hand."""
+    from symgrad.core.ops.rounding import PRECISIONS
     out = {"Clamp": _clamp}
+    out.update({name: name for name in PRECISIONS})   # to_precision's dtype, printed bare
     for opdef in OPS.values():
         cls = opdef.sympy_class
         if (opdef.pointwise and cls is not None and issubclass(cls, OpBase)
-                and cls.__name__ not in out and not opdef.sympy_params):
-            out[cls.__name__] = opdef.function
+                and cls.__name__ not in out):
+            out[cls.__name__] = (_with_params(opdef) if opdef.sympy_params
+                                 else opdef.function)
     return out
+
+
+def _with_params(opdef):
+    """An op with parameters (round's decimals, polygamma's n) as lambdify calls its class:
+    the operands, then the parameters in ``sympy_params`` order."""
+    def call(*args):
+        k = opdef.arity
+        params = {n: (a.name if hasattr(a, "name") else a)
+                  for n, a in zip(opdef.sympy_params, args[k:])}
+        return opdef.function(*args[:k], **params)
+    return call
 
 
 def explicit_too_big(g, dims):
