@@ -1235,10 +1235,11 @@ spec("round", lambda x, decimals=0: sg_ops.round(x, decimals) * x * x,
          Case("decimals_neg_1", {"x": ("n",)}, dims={"n": 4}, params={"decimals": -1}),
          Case("halves", {"x": (6,)}, samplers={"x": discrete([0.5, 1.5, 2.5, -0.5, -2.5])}),
      ], samplers={"x": _scaled_normal(30.0)}, differentiable=False)
+# (-0.0, where signbit differs from x < 0, has no SymPy form: test_elem checks it in code)
 spec("signbit", lambda x: sg_ops.where(sg_ops.signbit(x), x * x, x),
      lambda x: torch.where(torch.signbit(x), x * x, x),
-     unary_cases(extra=[Case("signed_zeros", {"x": (4,)},
-                             samplers={"x": discrete([0.0, -0.0, 1.5, -1.5])})]),
+     unary_cases(extra=[Case("zeros", {"x": (4,)},
+                             samplers={"x": discrete([0.0, 1.5, -1.5])})]),
      differentiable=False)
 spec("frexp_exponent", lambda x: sg_ops.frexp_exponent(x) * x,
      lambda x: torch.frexp(x).exponent.to(x.dtype) * x,

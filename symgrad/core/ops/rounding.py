@@ -12,6 +12,7 @@ from ...errors import ParameterError
 from ..build import apply
 from ..opdef import bool_kind
 from .pointwise import _binary, _unary, elementwise
+from .evaluated import evaluate_numbers
 from .special_kernels import helpers
 
 
@@ -133,3 +134,7 @@ def to_precision(x, dtype):
     """x rounded to a lower floating precision ("float16" or "bfloat16", through float32
     as torch converts) and held as a float64 again: ``x.half()``, ``x.bfloat16()``."""
     return apply("to_precision", x, dtype=dtype)
+
+
+evaluate_numbers("floor", "ceil", "trunc", "round", "signbit", "fmod", "remainder",
+                 "nextafter", "frexp_exponent", "to_precision")

@@ -12,6 +12,7 @@ import sympy
 from ...errors import ParameterError
 from ..build import apply
 from .pointwise import _unary, elementwise
+from .evaluated import evaluate_numbers
 from .special_kernels import helpers
 
 _NUMPY_IMPORT = {"_sg_numpy": "import numpy"}
@@ -103,3 +104,7 @@ def polygamma(x, n=0):
     """ψ⁽ⁿ⁾(x), the n-th derivative of the digamma function ψ = Γ'/Γ (n = 0: digamma).
     Text formulas spell it as this call, so they read back as written."""
     return apply("polygamma", x, n=n)
+
+
+evaluate_numbers("lgamma", "erfinv", "erfc", "erfcx", "log_ndtr", "i0", "i0e", "i1", "i1e",
+                 "polygamma")
