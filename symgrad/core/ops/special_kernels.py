@@ -17,8 +17,10 @@ _SG_B2K = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 
 
 
 def _sg_shift(z, top, term):
-    """(z moved up to >= top by unit steps, the sum of term(z) over the steps taken)."""
-    acc = numpy.zeros_like(z)
+    """(z moved up to >= top by unit steps, the sum of term(z) over the steps taken).
+    Below -1e5 (and at -inf) the steps would be too many: nan there."""
+    acc = numpy.where(z < -1e5, numpy.nan, 0.0)
+    z = numpy.where(z < -1e5, numpy.nan, z)
     while True:
         low = z < top
         if not low.any():
