@@ -690,6 +690,22 @@ def _mp_functions():
         "LogAddExp": lambda x, y: mpmath.log(mpmath.exp(x) + mpmath.exp(y)),
         "Hypot": lambda x, y: mpmath.sqrt(x * x + y * y),
         "IsNan": lambda x: bool(mpmath.isnan(x)),
+        # special and rounding ops (core/ops/special.py, rounding.py)
+        "LgammaOp": lambda x: mpmath.log(abs(mpmath.gamma(x))),
+        "PolygammaOp": lambda x, n: mpmath.psi(int(n), x),
+        "ErfinvOp": mpmath.erfinv,
+        "ErfcOp": mpmath.erfc,
+        "ErfcxOp": lambda x: mpmath.exp(x * x) * mpmath.erfc(x),
+        "LogNdtrOp": lambda x: mpmath.log(mpmath.ncdf(x)),
+        "I0Op": lambda x: mpmath.besseli(0, x),
+        "I1Op": lambda x: mpmath.besseli(1, x),
+        "I0eOp": lambda x: mpmath.exp(-abs(x)) * mpmath.besseli(0, x),
+        "I1eOp": lambda x: mpmath.exp(-abs(x)) * mpmath.besseli(1, x),
+        "FloorOp": mpmath.floor,
+        "CeilOp": mpmath.ceil,
+        "TruncOp": lambda x: mpmath.floor(x) if x >= 0 else mpmath.ceil(x),
+        "FmodOp": mpmath.fmod,
+        "RemainderOp": lambda x, y: x - mpmath.floor(x / y) * y,
     }
 
 
