@@ -435,6 +435,10 @@ EXAMPLES.update({
     "torch.linalg.cond": Ex(lambda op, x: op(x), SQ, "spd"),
 })
 
+# elementwise tails: special functions, rounding, lower precision (torchfront/special.py)
+from torch_examples_elem import EXAMPLES as _ELEM_EXAMPLES  # noqa: E402
+EXAMPLES.update({k: Ex(*v) for k, v in _ELEM_EXAMPLES.items()})
+
 
 def _registry_examples():
     """An elementwise op that maps a torch name needs no example of its own: it is
@@ -1004,8 +1008,8 @@ def test_unsupported_method_and_in_place_ops():
 
 def test_unsupported_arguments_are_named():
     x = sg.symbol("x", (2, 3))
-    with pytest.raises(UnsupportedOpError, match="rounding_mode"):
-        torch.div(x, 2, rounding_mode="floor")
+    with pytest.raises(UnsupportedOpError, match="out="):
+        torch.div(x, 2, rounding_mode="floor", out=torch.empty(2, 3))
     with pytest.raises(UnsupportedOpError, match="torch.Tensor.add.*not understood"):
         x.add(1, foo=2)
     with pytest.raises(UnsupportedOpError, match="eval"):

@@ -8,5 +8,5 @@ from . import activation_internals, autograd_function, calculus, conv, ctc  # no
 from . import decomp, dispatch, distances, factories, functional, gather, grid  # noqa: F401
 from . import linalg, losses, masked, native_norm, norm, pointwise, pool  # noqa: F401
 from . import products, recurrent, refusals, scatter, segment, shape, sorting  # noqa: F401
-from . import statistics, strided, unpool, views  # noqa: F401
+from . import special, statistics, strided, unpool, views  # noqa: F401
 from .dispatch import supported  # noqa: F401

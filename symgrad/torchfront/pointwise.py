@@ -7,6 +7,7 @@ import math
 from ..core import ops as sgo
 from ..core.graph import Tensor
 from .dispatch import reject, torch_op, unsupported
+from .special import divide_rounded
 
 
 def _unary(names, fn):
@@ -19,11 +20,11 @@ def _unary(names, fn):
 
 for _name, _fn in {
         "rsqrt": lambda x: 1 / sgo.sqrt(x), "reciprocal": lambda x: 1 / x,
-        "erfc": lambda x: 1 - sgo.erf(x), "log2": lambda x: sgo.log(x) / math.log(2),
+        "log2": lambda x: sgo.log(x) / math.log(2),
         "log10": lambda x: sgo.log(x) / math.log(10),
         "exp2": lambda x: sgo.pow(2.0, x)}.items():
     _aliases = [f"torch.{_name}", f"Tensor.{_name}"]
-    if _name in ("erfc", "exp2"):
+    if _name == "exp2":
         _aliases.append(f"special.{_name}")
     _unary(_aliases, _fn)
 
@@ -48,7 +49,9 @@ def rsub(input, other, *, alpha=1):
 @torch_op("torch.div", "torch.divide", "torch.true_divide", "Tensor.div", "Tensor.divide",
           "Tensor.true_divide")
 def div(input, other, *, rounding_mode=None, out=None):
-    reject("torch.div", rounding_mode=rounding_mode, out=out)
+    reject("torch.div", out=out)
+    if rounding_mode is not None:
+        return divide_rounded(input, other, rounding_mode)
     return input / other
 
 

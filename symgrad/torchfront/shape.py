@@ -13,6 +13,7 @@ from ..errors import ShapeError
 from .dispatch import (check_float_dtype, constant_array, rank_of, reject, shape_of,
                        sizes_arg, tensor_property, torch_op, unsupported)
 from .pointwise import as_bool
+from .special import to_dtype
 
 
 @torch_op("torch.reshape", "Tensor.reshape", "Tensor.view")
@@ -375,7 +376,7 @@ def _to_float(input):
     return input
 
 
-@torch_op("Tensor.float", "Tensor.double", "Tensor.half", "Tensor.bfloat16")
+@torch_op("Tensor.float", "Tensor.double")
 def to_float(input, memory_format=None):
     return _to_float(input)
 
@@ -386,7 +387,7 @@ def to(input, *args, **kwargs):
     for a in list(args) + [kwargs.get("dtype")]:
         if a is not None and type(a).__name__ == "dtype":
             check_float_dtype("torch.Tensor.to", a)
-            return _to_float(input)
+            return to_dtype(_to_float(input), a)
     return input
 
 

@@ -571,13 +571,27 @@ def explicit_functions():
     ``Sigmoid``, ``AsFloat``, ...; lambdify prints them by class name) each computed by
     its op's sg function on NumPy scalars; ``Clamp`` (whose bounds are SymPy numbers, not
     operands) by hand."""
+    from symgrad.core.ops.rounding import PRECISIONS
     out = {"Clamp": _clamp}
+    out.update({name: name for name in PRECISIONS})   # to_precision's dtype, printed bare
     for opdef in OPS.values():
         cls = opdef.sympy_class
         if (opdef.pointwise and cls is not None and issubclass(cls, OpBase)
-                and cls.__name__ not in out and not opdef.sympy_params):
-            out[cls.__name__] = opdef.function
+                and cls.__name__ not in out):
+            out[cls.__name__] = (_with_params(opdef) if opdef.sympy_params
+                                 else opdef.function)
     return out
+
+
+def _with_params(opdef):
+    """An op with parameters (round's decimals, polygamma's n) as lambdify calls its class:
+    the operands, then the parameters in ``sympy_params`` order."""
+    def call(*args):
+        k = opdef.arity
+        params = {n: (a.name if hasattr(a, "name") else a)
+                  for n, a in zip(opdef.sympy_params, args[k:])}
+        return opdef.function(*args[:k], **params)
+    return call
 
 
 def explicit_too_big(g, dims):
@@ -683,6 +697,22 @@ def _mp_functions():
         "LogAddExp": lambda x, y: mpmath.log(mpmath.exp(x) + mpmath.exp(y)),
         "Hypot": lambda x, y: mpmath.sqrt(x * x + y * y),
         "IsNan": lambda x: bool(mpmath.isnan(x)),
+        # special and rounding ops (core/ops/special.py, rounding.py)
+        "LgammaOp": lambda x: mpmath.log(abs(mpmath.gamma(x))),
+        "PolygammaOp": lambda x, n: mpmath.psi(int(n), x),
+        "ErfinvOp": mpmath.erfinv,
+        "ErfcOp": mpmath.erfc,
+        "ErfcxOp": lambda x: mpmath.exp(x * x) * mpmath.erfc(x),
+        "LogNdtrOp": lambda x: mpmath.log(mpmath.ncdf(x)),
+        "I0Op": lambda x: mpmath.besseli(0, x),
+        "I1Op": lambda x: mpmath.besseli(1, x),
+        "I0eOp": lambda x: mpmath.exp(-abs(x)) * mpmath.besseli(0, x),
+        "I1eOp": lambda x: mpmath.exp(-abs(x)) * mpmath.besseli(1, x),
+        "FloorOp": mpmath.floor,
+        "CeilOp": mpmath.ceil,
+        "TruncOp": lambda x: mpmath.floor(x) if x >= 0 else mpmath.ceil(x),
+        "FmodOp": mpmath.fmod,
+        "RemainderOp": lambda x, y: x - mpmath.floor(x / y) * y,
     }
 
 
