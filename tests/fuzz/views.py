@@ -713,6 +713,13 @@ def _mp_functions():
         "TruncOp": lambda x: mpmath.floor(x) if x >= 0 else mpmath.ceil(x),
         "FmodOp": mpmath.fmod,
         "RemainderOp": lambda x, y: x - mpmath.floor(x / y) * y,
+        "SignbitOp": lambda x: bool(x < 0),
+        "RoundOp": lambda x, d: (mpmath.nint(x * mpmath.mpf(10) ** int(d))
+                                 / mpmath.mpf(10) ** int(d)),
+        "FrexpExponentOp": lambda x: mpmath.mpf(math.frexp(float(x))[1]),
+        "NextafterOp": lambda x, y: mpmath.mpf(math.nextafter(float(x), float(y))),
+        "ToPrecisionOp": lambda x, dtype: mpmath.mpf(float(
+            OPS["to_precision"].function(float(x), str(dtype)))),
     }
 
 

@@ -84,9 +84,11 @@ def _polygamma_latex(x, n):
             else rf"\psi^{{({n})}}\left({x}\right)")
 
 
+_SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
 def _psi_name(n):
-    return "ψ" if n == 0 else "ψ⁽" + str(n).translate(str.maketrans("0123456789",
-                                                                    "⁰¹²³⁴⁵⁶⁷⁸⁹")) + "⁾"
+    return "ψ" if n == 0 else f"ψ⁽{str(n).translate(_SUPERSCRIPTS)}⁾"
 
 
 _POLYGAMMA_NUMPY = helpers("_sg_polygamma")
