@@ -384,11 +384,13 @@ def main():
     ops = variants()
     if a.only:
         ops = [o for o in ops if o.name in a.only.split(",")]
-    start, rows = time.time(), []
+    start, rows, slow = time.time(), [], []
     for o in ops:
         row = {"name": variant_name(o)}
         for order in orders:
+            began = time.time()
             row[order] = classify(o, order, a.samples, a.timeout)
+            slow.append((time.time() - began, row["name"], order))
             if row[order][0] in ("crash", "wrong"):
                 print(f"{row['name']} (order {order}): {row[order][0]}: {row[order][1]}",
                       flush=True)
@@ -397,7 +399,8 @@ def main():
     for order in orders:
         counts = Counter(r[order][0] for r in rows)
         print(f"order {order}: {len(rows)} variants, {summary(counts)}")
-    print(f"{seconds:.0f} s")
+    print(f"{seconds:.0f} s; slowest: " + ", ".join(
+        f"{name} (order {order}) {t:.1f} s" for t, name, order in sorted(slow)[::-1][:15]))
     if a.report:
         write_report(a.report, rows, orders, a.samples, seconds)
     bad = any(r[o][0] in ("crash", "wrong") for r in rows for o in orders)
