@@ -6,6 +6,7 @@ First order compares gradients; second order compares Hessian-vector products: s
 differentiates the gradient program again (sum of gradient * v), torch runs double
 backward with ``create_graph=True``.
 """
+import difflib
 from dataclasses import dataclass, field
 
 import numpy
@@ -63,10 +64,12 @@ def _default_dims(inputs, dims):
             if str(d) not in sizes and str(d) not in free:
                 free.append(str(d))
     unknown = sorted(set(sizes) - set(known))
-    if unknown:
-        raise SymgradError(f"check: dims names {unknown}, which no input's shape uses (the "
-                           f"symbolic dims are {sorted(set(known)) or 'none'}); fix the "
-                           "spelling or drop them")
+    if unknown and free and (len(unknown) == len(sizes) or any(
+            difflib.get_close_matches(name.lower(), [d.lower() for d in free], cutoff=0.5)
+            for name in unknown)):
+        raise SymgradError(f"check: dims names {unknown}, which no input's shape uses, while "
+                           f"{free} get default sizes (the symbolic dims are "
+                           f"{sorted(set(known))}); fix the spelling")
     for i, name in enumerate(free):
         sizes[name] = 2 + i % 4
     return sizes

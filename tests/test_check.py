@@ -69,3 +69,7 @@ def test_a_reference_without_double_backward_says_to_use_order_1():
 def test_a_misspelt_dim_is_an_error():
     with pytest.raises(sg.SymgradError, match=r"dims names \['N'\].*\['n'\]"):
         sg.check(lambda x: (x ** 2).sum(), shapes={"x": ("n",)}, dims={"N": 3})
+    with pytest.raises(sg.SymgradError, match=r"dims names \['batch'\]"):
+        sg.check(lambda x: (x ** 2).sum(), shapes={"x": ("batchsize",)}, dims={"batch": 3})
+    # one dims table for several functions: names a function does not use are fine
+    assert sg.check(lambda x: (x ** 2).sum(), shapes={"x": ("n",)}, dims={"n": 3, "m": 4}).ok
