@@ -85,7 +85,7 @@ _SCATTER = '''def _grid_scatter(g, cell, sizes, padding, align):
     base = numpy.arange(int(numpy.prod(lead + (c,))), dtype=numpy.int64).reshape(lead + (c, 1))
     index = base * space + flat.reshape(lead + (1, points))
     out = numpy.bincount(index.ravel(), weights=numpy.broadcast_to(g, index.shape).ravel(),
-                         minlength=base.size * space)
+                         minlength=base.size * space).astype(float, copy=False)
     return out.reshape(lead + (c,) + sizes)'''
 _FOLD_T = '''def _grid_fold(i, n, padding, align):
     if padding == "zeros":
@@ -267,7 +267,8 @@ def _hits(ctx, cell_row, sizes):
     per_axis = []
     for k in range(d):
         n = sizes[d - 1 - k]
-        i = _fold_sym(sympy.sympify(cell_row[k]), n, a["padding"], a["align_corners"])
+        i = sympy.floor(_fold_sym(sympy.sympify(cell_row[k]), n, a["padding"],
+                                  a["align_corners"]))   # as the code's integer cast
         per_axis.append([AsFloat(sympy.Eq(i, p)) for p in range(n)])
     hits = {}
     for pos in numpy.ndindex(*sizes):

@@ -55,7 +55,7 @@ _UNPOOL = '''def _unpool(x, index, sizes, add, op):
         flat = rows + (numpy.arange(rows.size // max(rows.shape[-1], 1)) * space).reshape(
             lead + (1,))
         out = numpy.bincount(flat.ravel(), weights=x.ravel(),
-                             minlength=out.size).reshape(out.shape)
+                             minlength=out.size).astype(float, copy=False).reshape(out.shape)
     else:
         numpy.put_along_axis(out, rows, x, -1)
     return out.reshape(lead + tuple(int(n) for n in sizes))'''
