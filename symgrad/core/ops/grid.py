@@ -252,11 +252,8 @@ def _fold_sym(i, n, padding, align):
             i = sympy.S.Zero
         else:
             low, span = sympy.Rational(lo2, 2), sympy.Rational(hi2 - lo2, 2)
-            a = sympy.Abs(i - low)
-            flips = sympy.floor(a / span)
-            extra = a - flips * span
-            i = sympy.Piecewise((extra + low, sympy.Eq(sympy.Mod(flips, 2), 0)),
-                                (span - extra + low, True))
+            # the code's reflection as a triangle wave of period 2 span (no Piecewise)
+            i = low + span - sympy.Abs(sympy.Mod(i - low, 2 * span) - span)
     return sympy.Min(sympy.Max(i, 0), n - 1)
 
 
