@@ -17,7 +17,7 @@ import sympy
 
 from ...errors import ParameterError, ShapeError
 from ..build import apply
-from ..opdef import defop
+from ..opdef import FUNCTIONS, defop
 from ..shapes import dims_match, fmt_shape
 from . import batching
 
@@ -55,8 +55,9 @@ def _fractional_max_index(x, samples, kernel, out):
     width = int(numpy.prod(kernel))
     flat = numpy.broadcast_to(flat, lead + tuple(out) + tuple(kernel)).reshape(
         lead + tuple(out) + (width,))
-    rows = x.reshape(lead + (-1,))
-    w = numpy.take_along_axis(rows, flat.reshape(lead + (-1,)), -1).reshape(flat.shape)
+    rows = x.reshape(lead + (int(numpy.prod(sp, dtype=numpy.int64)),))
+    per_plane = int(numpy.prod(out, dtype=numpy.int64)) * width
+    w = numpy.take_along_axis(rows, flat.reshape(lead + (per_plane,)), -1).reshape(flat.shape)
     nan = numpy.isnan(w)
     filled = numpy.where(nan, -numpy.inf, w)
     pos = numpy.argmax(filled == filled.max(axis=-1, keepdims=True), axis=-1)
@@ -155,3 +156,11 @@ def fractional_max_index(x, samples, kernel, out):
     """The flat spatial index of each fractional max-pool window's maximum, the windows
     fixed by ``samples`` (*lead, d) in [0, 1)."""
     return apply("fractional_max_index", x, samples, kernel=tuple(kernel), out=tuple(out))
+
+
+def _public(x, samples, kernel_size, output_size):
+    return fractional_max_index(x, samples, kernel_size, output_size)
+
+
+_public.__name__ = "fractional_max_pool_indices"
+FUNCTIONS["fractional_max_pool_indices"] = _public

@@ -62,8 +62,9 @@ _GATHER = '''def _grid_gather(x, cell, padding, align):
     sizes = x.shape[x.ndim - d:]
     flat, mask = _grid_flat(cell, sizes, padding, align)
     lead = flat.shape[:flat.ndim - d]
-    rows = flat.reshape(lead + (1, -1))
-    x = x.reshape(x.shape[:x.ndim - d] + (-1,))
+    points = int(numpy.prod(flat.shape[len(lead):], dtype=numpy.int64))
+    rows = flat.reshape(lead + (1, points))
+    x = x.reshape(x.shape[:x.ndim - d] + (int(numpy.prod(sizes, dtype=numpy.int64)),))
     out = numpy.take_along_axis(x, rows, -1)
     if mask is not None:
         out = out * mask.reshape(rows.shape)
@@ -77,13 +78,14 @@ _SCATTER = '''def _grid_scatter(g, cell, sizes, padding, align):
     g = numpy.asarray(g, dtype=float)
     g = numpy.broadcast_to(g, g.shape[:g.ndim - d] + flat.shape[len(lead):])
     c = g.shape[len(lead)]
-    g = g.reshape(lead + (c, -1))
+    points = int(numpy.prod(flat.shape[len(lead):], dtype=numpy.int64))
+    g = g.reshape(lead + (c, points))
     if mask is not None:
-        g = g * mask.reshape(lead + (1, -1))
+        g = g * mask.reshape(lead + (1, points))
     base = numpy.arange(int(numpy.prod(lead + (c,))), dtype=numpy.int64).reshape(lead + (c, 1))
-    index = base * space + flat.reshape(lead + (1, -1))
+    index = base * space + flat.reshape(lead + (1, points))
     out = numpy.bincount(index.ravel(), weights=numpy.broadcast_to(g, index.shape).ravel(),
-                         minlength=base.size * space)
+                         minlength=base.size * space).astype(float, copy=False)
     return out.reshape(lead + (c,) + sizes)'''
 _FOLD_T = '''def _grid_fold(i, n, padding, align):
     if padding == "zeros":
@@ -118,10 +120,11 @@ _GATHER_T = '''def _grid_gather(x, cell, padding, align):
     lead = tuple(flat.shape[:flat.dim() - d])
     x = _as_float_t(x)
     c = x.shape[len(lead)]
-    rows = flat.reshape(lead + (1, -1)).expand(lead + (c, -1))
-    out = torch.gather(x.reshape(lead + (c, -1)), -1, rows)
+    points = math.prod(flat.shape[len(lead):])
+    rows = flat.reshape(lead + (1, points)).expand(lead + (c, points))
+    out = torch.gather(x.reshape(lead + (c, math.prod(sizes))), -1, rows)
     if mask is not None:
-        out = out * mask.reshape(lead + (1, -1))
+        out = out * mask.reshape(lead + (1, points))
     return out.reshape(lead + (c,) + tuple(flat.shape[len(lead):]))'''
 _SCATTER_T = '''def _grid_scatter(g, cell, sizes, padding, align):
     d = cell.shape[-1]
@@ -131,10 +134,11 @@ _SCATTER_T = '''def _grid_scatter(g, cell, sizes, padding, align):
     g = _as_float_t(g)
     g = g.expand(tuple(g.shape[:g.dim() - d]) + tuple(flat.shape[len(lead):]))
     c = g.shape[len(lead)]
-    g = g.reshape(lead + (c, -1))
+    points = math.prod(flat.shape[len(lead):])
+    g = g.reshape(lead + (c, points))
     if mask is not None:
-        g = g * mask.reshape(lead + (1, -1))
-    rows = flat.reshape(lead + (1, -1)).expand(lead + (c, -1))
+        g = g * mask.reshape(lead + (1, points))
+    rows = flat.reshape(lead + (1, points)).expand(lead + (c, points))
     out = torch.zeros(lead + (c, math.prod(sizes)), dtype=g.dtype, device=g.device)
     return out.scatter_add(-1, rows, g).reshape(lead + (c,) + sizes)'''
 _AS_FLOAT_T = '''def _as_float_t(v):
@@ -174,13 +178,15 @@ def _cell_batch(node, ins, size):
 @defop("grid_cell", ("c",), params=_cell_params, shape=lambda op, shapes, attrs: shapes[0],
        differentiable=False, sympy_params=("mode",), fresh=True,
        elements=_cell_elements, batch=_cell_batch,
-       text=lambda c, mode: f"floor({c})" if mode.value == "floor" else f"rint({c})",
+       text=lambda c, mode: (f"grid_cell({c})" if mode.value == "floor"
+                             else f"grid_cell({c}, mode='nearest')"),
        latex=lambda c, mode: (rf"\left\lfloor {c} \right\rfloor" if mode.value == "floor"
                               else rf"\operatorname{{rint}}\left({c}\right)"),
        numpy=lambda c, mode: f"numpy.{'floor' if mode.value == 'floor' else 'rint'}({c})",
        torch=lambda c, mode: (f"torch.{'floor' if mode.value == 'floor' else 'round'}"
                               f"(torch.as_tensor({c}, dtype=torch.float64))"),
-       matrix=lambda m, node, c: m.fn("floor" if node.attrs["mode"] == "floor" else "rint", c))
+       matrix=lambda m, node, c: m.fn("grid_cell", c, data=None if node.attrs["mode"] == "floor"
+                                      else "mode='nearest'"))
 def grid_cell(c, mode="floor"):
     """floor(c), or with ``mode="nearest"`` the nearest integer (half to even): the cell
     of a grid coordinate. Piecewise constant: it carries no gradient."""
@@ -246,11 +252,8 @@ def _fold_sym(i, n, padding, align):
             i = sympy.S.Zero
         else:
             low, span = sympy.Rational(lo2, 2), sympy.Rational(hi2 - lo2, 2)
-            a = sympy.Abs(i - low)
-            flips = sympy.floor(a / span)
-            extra = a - flips * span
-            i = sympy.Piecewise((extra + low, sympy.Eq(sympy.Mod(flips, 2), 0)),
-                                (span - extra + low, True))
+            # the code's reflection as a triangle wave of period 2 span (no Piecewise)
+            i = low + span - sympy.Abs(sympy.Mod(i - low, 2 * span) - span)
     return sympy.Min(sympy.Max(i, 0), n - 1)
 
 
@@ -261,7 +264,8 @@ def _hits(ctx, cell_row, sizes):
     per_axis = []
     for k in range(d):
         n = sizes[d - 1 - k]
-        i = _fold_sym(sympy.sympify(cell_row[k]), n, a["padding"], a["align_corners"])
+        i = sympy.floor(_fold_sym(sympy.sympify(cell_row[k]), n, a["padding"],
+                                  a["align_corners"]))   # as the code's integer cast
         per_axis.append([AsFloat(sympy.Eq(i, p)) for p in range(n)])
     hits = {}
     for pos in numpy.ndindex(*sizes):

@@ -42,8 +42,9 @@ _FLAT = '''def _unpool_rows(index, sizes, lead, op):
         bad = i[(i < 0) | (i >= space)].ravel()[0]
         raise ArgumentError("%s: index %d is out of range for an output of spatial size %s"
                             % (op, int(bad), tuple(int(n) for n in sizes)))
-    return numpy.broadcast_to(i, lead + i.shape[len(i.shape) - len(sizes):]).reshape(
-        lead + (-1,)), space'''
+    inner = i.shape[len(i.shape) - len(sizes):]
+    return numpy.broadcast_to(i, lead + inner).reshape(
+        lead + (int(numpy.prod(inner, dtype=numpy.int64)),)), space'''
 _UNPOOL = '''def _unpool(x, index, sizes, add, op):
     d = len(sizes)
     lead = tuple(numpy.shape(index)[:numpy.ndim(index) - d])
@@ -54,7 +55,7 @@ _UNPOOL = '''def _unpool(x, index, sizes, add, op):
         flat = rows + (numpy.arange(rows.size // max(rows.shape[-1], 1)) * space).reshape(
             lead + (1,))
         out = numpy.bincount(flat.ravel(), weights=x.ravel(),
-                             minlength=out.size).reshape(out.shape)
+                             minlength=out.size).astype(float, copy=False).reshape(out.shape)
     else:
         numpy.put_along_axis(out, rows, x, -1)
     return out.reshape(lead + tuple(int(n) for n in sizes))'''
@@ -76,7 +77,8 @@ _FLAT_T = '''def _unpool_rows(index, sizes, lead, op):
         bad = i[(i < 0) | (i >= space)].reshape(-1)[0]
         raise ArgumentError("%s: index %d is out of range for an output of spatial size %s"
                             % (op, int(bad), tuple(int(n) for n in sizes)))
-    return i.expand(lead + tuple(i.shape[i.dim() - len(sizes):])).reshape(lead + (-1,)), space'''
+    inner = tuple(i.shape[i.dim() - len(sizes):])
+    return i.expand(lead + inner).reshape(lead + (math.prod(inner),)), space'''
 _UNPOOL_T = '''def _unpool(x, index, sizes, add, op):
     d = len(sizes)
     lead = tuple(torch.as_tensor(index).shape)[:torch.as_tensor(index).dim() - d]
@@ -228,7 +230,7 @@ _TORCH = {"_as_float_t": _AS_FLOAT_T, "_unpool_rows": _FLAT_T, "_unpool": _UNPOO
 
 
 def _text(name, first):
-    return lambda sizes, index, **f: f"{name}({f[first]}, {index}, output_size={sizes})"
+    return lambda sizes, index, **f: f"{name}({f[first]}, {index}, sizes={sizes})"
 
 
 def _latex(name, first):
@@ -240,7 +242,7 @@ def _latex(name, first):
 def _matrix(name):
     def form(m, node, *terms):
         sizes = node.attrs["sizes"]
-        return m.fn(name, *terms, data=f"output_size={tuple(sizes)!r}")
+        return m.fn(name, *terms, data=f"sizes={tuple(sizes)!r}")
     return form
 
 
