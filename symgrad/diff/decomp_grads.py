@@ -9,7 +9,7 @@ differentiates again.
 import sympy
 
 from ..core.build import const
-from ..core.ops import reductions as red, shape as sh
+from ..core.ops import pointwise as pw, reductions as red, shape as sh
 from ..core.ops.decomp import (eigh_values, eigh_vectors, matrix_exp, qr_q, qr_r, smaller,
                                solve_triangular, svd_s, svd_u, svd_vh)
 from ..core.ops.indexing import Slice, concatenate, index
@@ -31,12 +31,18 @@ def mT(x):
     return sh.transpose(x, axes=tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2))
 
 
+def _on_diagonal(x):
+    """Where the diagonal of x's last two axes is (a mask: selecting by it, unlike
+    multiplying by the identity, spreads no nan or inf off the diagonal)."""
+    return eye(x.shape[-1]) == 1
+
+
 def _diag_embed(v):
-    return sh.unsqueeze(v, -1) * eye(v.shape[-1])
+    return pw.where(eye(v.shape[-1]) == 1, sh.unsqueeze(v, -1), 0.0)
 
 
 def _diagonal(x):
-    return red.sum(x * eye(x.shape[-1]), axis=-1)
+    return red.sum(pw.where(_on_diagonal(x), x, 0.0), axis=-1)
 
 
 def _skew(x):
@@ -49,7 +55,7 @@ def _gaps(values):
 
 
 def _off_diagonal(x):
-    return x * (1.0 - eye(x.shape[-1]))
+    return pw.where(_on_diagonal(x), 0.0, x)
 
 
 def _cols(x, start, stop):
@@ -189,7 +195,7 @@ def _qr_backward(m_mat, g_q, g_r, x, complete):
     q, r = qr_q(x, complete), qr_r(x, complete)
     if order >= 0:
         t = triu(m_mat)
-        b = matmul(q, t + mT(t) - _diag_embed(_diagonal(t)))
+        b = matmul(q, pw.where(_on_diagonal(t), t, t + mT(t)))
         if g_q is not None:
             b = b + g_q
         return solve_triangular(mT(r), b, upper=False, left=False)

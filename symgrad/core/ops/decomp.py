@@ -54,7 +54,7 @@ class _Element(sympy.Function):
         arrays = []
         for k in range(arity):
             flat, shape = rest[2 * k], rest[2 * k + 1]
-            values = [e.evalf(prec) for e in flat]
+            values = [e.doit().evalf(prec) for e in flat]   # doit: decides Eq(0, 1)
             if not all(v.is_Number for v in values):
                 return None
             arrays.append(numpy.array([float(v) for v in values]).reshape(
