@@ -1,9 +1,12 @@
-"""TorchFront: PyTorch code in. torch functions and Tensor methods on symbolic Tensors
-(``dispatch`` and the mappings in ``pointwise``, ``linalg``, ``shape``, ``functional``,
-``gather``, ``conv``, ``pool``, ``norm``, ``recurrent``), torch factories with symbolic
-sizes (``factories``), nn.Modules as functions of symbols (``module``), and
-``sg.Function`` on torch tensors (``autograd_function``). torch itself is imported only
-when a mapping needs it."""
+"""TorchFront: PyTorch code in. torch functions and Tensor methods on symbolic Tensors:
+``dispatch`` routes them, and each other module maps one family (``pointwise``,
+``special``-style elementwise tails, ``linalg``, ``decomp``, ``products``, ``distances``,
+``shape``, ``views``, ``strided``, ``calculus``, ``gather``, ``scatter``, ``segment``,
+``sorting``, ``statistics``, ``masked``, ``functional``, ``losses``, ``ctc``, ``norm``,
+``native_norm``, ``conv``, ``pool``, ``unpool``, ``grid``, ``recurrent``, ...); torch
+factories with symbolic sizes (``factories``); refusals by design (``refusals``);
+nn.Modules as functions of symbols (``module``); ``sg.Function`` on torch tensors
+(``autograd_function``). torch itself is imported only when a mapping needs it."""
 from . import activation_internals, autograd_function, calculus, conv, ctc  # noqa: F401
 from . import decomp, dispatch, distances, factories, functional, gather, grid  # noqa: F401
 from . import linalg, losses, masked, native_norm, norm, pointwise, pool  # noqa: F401
