@@ -1,6 +1,6 @@
 """TorchFront: PyTorch code in. torch functions and Tensor methods on symbolic Tensors:
 ``dispatch`` routes them, and each other module maps one family (``pointwise``,
-``special``-style elementwise tails, ``linalg``, ``decomp``, ``products``, ``distances``,
+``special``, ``linalg``, ``decomp``, ``products``, ``distances``,
 ``shape``, ``views``, ``strided``, ``calculus``, ``gather``, ``scatter``, ``segment``,
 ``sorting``, ``statistics``, ``masked``, ``functional``, ``losses``, ``ctc``, ``norm``,
 ``native_norm``, ``conv``, ``pool``, ``unpool``, ``grid``, ``recurrent``, ...); torch
