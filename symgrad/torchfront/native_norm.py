@@ -15,7 +15,7 @@ from ..core.build import as_tensor
 from ..core.shapes import fmt_shape
 from ..errors import ParameterError, ShapeError
 from .dispatch import shape_of, torch_op
-from .norm import _affine, _check_channels, _norm_axes, _per_channel
+from .norm import _affine, _check_channels, _norm_axes, running_normalised
 
 
 def _stats(input, axes, eps):
@@ -64,11 +64,7 @@ def _batch_norm(name, input, weight, bias, running_mean, running_var, training, 
         mean, rstd, out = _stats(input, axes, eps)
         mean, rstd = (sgo.stop_gradient(sgo.reshape(t, (shape[1],))) for t in (mean, rstd))
     else:
-        if running_mean is None or running_var is None:
-            raise ParameterError(f"{name}: running_mean and running_var must be given in "
-                                 "evaluation mode (training=False)")
-        out = (input - _per_channel(running_mean, shape)) / sgo.sqrt(
-            _per_channel(running_var, shape) + eps)
+        out = running_normalised(name, input, running_mean, running_var, eps, shape)
         mean = rstd = as_tensor(numpy.zeros((0,)))
     return _affine(out, weight, bias, shape), mean, rstd
 

@@ -134,12 +134,17 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                              f"got input of shape {fmt_shape(shape)}")
         out = _normalised(input, axes, eps)
     else:
-        if running_mean is None or running_var is None:
-            raise ParameterError(f"{name}: running_mean and running_var must be given in "
-                                 "evaluation mode (training=False)")
-        out = (input - _per_channel(running_mean, shape)) / sgo.sqrt(
-            _per_channel(running_var, shape) + eps)
+        out = running_normalised(name, input, running_mean, running_var, eps, shape)
     return _affine(out, weight, bias, shape)
+
+
+def running_normalised(name, input, running_mean, running_var, eps, shape):
+    """Batch norm in evaluation mode: normalised by the running statistics."""
+    if running_mean is None or running_var is None:
+        raise ParameterError(f"{name}: running_mean and running_var must be given in "
+                             "evaluation mode (training=False)")
+    return (input - _per_channel(running_mean, shape)) / sgo.sqrt(
+        _per_channel(running_var, shape) + eps)
 
 
 @torch_op("F.instance_norm")
