@@ -163,8 +163,8 @@ def test_gradient_formulas_read_as_convolutions():
     assert "df/dW = conv2d_weight(x, t₁, kernel=(3, 2), stride=2, padding=1)" in text
     assert "t₁ = 2 conv2d(x, W, stride=2, padding=1)" in text
     latex = g.latex()
-    assert r"\operatorname{conv\_transpose2d}\left(t_{1}, W, stride=2, padding=1" in latex
-    assert r"\operatorname{conv2d\_weight}" in latex
+    assert r"\operatorname{conv2d}^{T}\left(t_{1}, W;\ \mathrm{stride=2}" in latex
+    assert r"\operatorname{conv2d\_weight}\left(x, t_{1};" in latex
 
 
 def test_module_formula_names_the_ops():

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import symgrad as sg
-from symgrad.views.matrix import render
+from symgrad.views.formulas import render
 
 
 def spd(shape, rng):
@@ -92,7 +92,7 @@ def test_shared_subexpressions_are_named_once():
     g = sg.grad_fn(layer, shapes={"W": ("m", "n"), "x": ("n",), "b": ("m",)})
     got, defs = formulas(g)
     assert got == {"W": "t₁ xᵀ", "x": "Wᵀ t₁", "b": "t₁"}
-    assert defs == {"t₁": "1 − tanh(W x + b)∘²"}
+    assert defs == {"t₁": "𝟙 − tanh(W x + b)∘²"}
     assert str(g).count("tanh") == 1
 
 
@@ -124,14 +124,14 @@ def test_softmax_jacobian_applied_to_a_vector():
         return sg.dot(sg.softmax(x), v)
     g = sg.grad_fn(f, shapes={"x": ("n",), "v": ("n",)}, wrt=["x"])
     got, _ = formulas(g)
-    assert got["x"] == "softmax(x) ∘ (v − 𝟙ᵀ (v ∘ softmax(x)))"
+    assert got["x"] == "softmax(x) ∘ (v − (𝟙ᵀ (v ∘ softmax(x))) 𝟙)"
     sg.check(f, shapes={"x": ("n",), "v": ("n",)}, dims={"n": 5})
 
 
 def test_per_element_formula():
     g = sg.grad_fn(lambda x: sg.mean(3 * (x + 2) ** 2), shapes={"x": (2, 2)})
     got, _ = formulas(g)
-    assert got["x"] == "(3/2) (x + 2)"
+    assert got["x"] == "(3/2) (x + 2 𝟙𝟙ᵀ)"
 
 
 def test_numpy_notation_is_still_available():

@@ -27,7 +27,7 @@ from symgrad.diff.reverse import backward
 from symgrad.torchfront.dispatch import resolve, table
 from symgrad.views import explicit
 from symgrad.views.latex import latex_expr
-from symgrad.views.matrix import render
+from symgrad.views.formulas import render
 from symgrad.views.text import format_expr
 
 from rule_specs import SPECS

@@ -448,7 +448,7 @@ def test_hessian_explicit_equals_sympy_hessian():
 
 def test_jacobian_object_views():
     J = sg.jacobian(layer, wrt="x", shapes=LAYER_SHAPES)
-    assert str(J) == "dlayer/dx = diag(1 − tanh(W x + b)∘²) W    [shape (m, n)]"
+    assert str(J) == "dlayer/dx = diag(𝟙 − tanh(W x + b)∘²) W    [shape (m, n)]"
     assert J.mode == "reverse" and repr(J).startswith("<Jacobian of layer(W: (m, n)")
     prog = J.program()
     assert prog.startswith("# inputs: W(m, n), x(n,), b(m,)") and "dlayer/dx = " in prog

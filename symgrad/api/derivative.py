@@ -2,6 +2,9 @@
 these views of their derivative graphs (closed-form formulas, text in matrix or NumPy
 notation, LaTeX, the straight-line program, compiled functions and their source, and
 per-element formulas)."""
+import numpy
+import sympy
+
 from ..codegen import compile_function, source
 from ..core.build import zeros
 from ..core.program import Program
@@ -9,7 +12,8 @@ from ..core.shapes import dim_symbol, fmt_shape
 from ..errors import ArgumentError
 from ..views import explicit as _explicit
 from ..views.latex import latex_expr
-from ..views.matrix import render
+from ..views.formulas import filled, formulas, render
+from ..views.verify import ViewReport, verify_views
 from ..views.text import format_block, format_expr, program_lines, shape_note, shared_forms
 
 
@@ -45,21 +49,25 @@ class DerivativeFn:
         return [(self.name, self.output)]
 
     # ----- formulas --------------------------------------------------------------------
-    @staticmethod
-    def _closed(node, shape):
-        if node is None:
-            return zeros(shape).expr
-        return node.expr
-
     @property
     def formulas(self):
-        """{key: closed-form SymPy expression} (the key of a gradient is the input name)."""
-        return {b.key: self._closed(b.node, b.shape) for b in self._blocks()}
+        """{key: closed-form SymPy formula} (the key of a gradient is the input name).
+
+        Formulas are SymPy's own objects: a vector input x of shape (n,) is
+        ``MatrixSymbol("x", n, 1)``, a matrix one ``MatrixSymbol("A", m, n)``, a scalar a
+        ``Symbol``; gradients are built from ``MatMul``, ``MatAdd``, ``Transpose``,
+        ``HadamardProduct``, ``OneMatrix``, ``Inverse``, ... and, for ops SymPy has no
+        class for, ``OpCall`` objects. ``f.subs({n: 3}).xreplace({x: ImmutableMatrix(...)})
+        .doit()`` evaluates one with SymPy alone; a zero gradient is ``ZeroMatrix`` or 0."""
+        blocks = self._blocks()
+        forms = formulas([b.node for b in blocks])
+        return {b.key: f if f is not None else filled(0, b.shape)
+                for b, f in zip(blocks, forms)}
 
     @property
     def value(self):
-        """Closed-form SymPy expression of the function itself."""
-        return self.output.expr
+        """Closed-form SymPy formula of the function itself (as ``formulas``)."""
+        return formulas([self.output])[0]
 
     def _shared(self):
         reserved = {x.name for x in self.inputs}
@@ -175,7 +183,43 @@ class DerivativeFn:
         exprs = _explicit.explicit([b.filled for b in blocks], bound, simplify)
         return {b.key: e for b, e in zip(blocks, exprs)}
 
+    def verify(self, seed=0, rtol=1e-7, atol=1e-9, **sizes):
+        """Evaluate the views a person reads against the compiled code, without torch:
+        every formula (``formulas``, which text, matrix notation and LaTeX print) by SymPy
+        alone and the per-element forms (``explicit``, when small), at random small sizes
+        (2 to 4 per dim unless given, ``n=3``) and random inputs. Returns a report that
+        is true when all agree and names each view that differs."""
+        rng = numpy.random.default_rng(seed)
+        dims = {}
+        for x in self.inputs:
+            for d in x.shape:
+                for s in getattr(sympy.sympify(d), "free_symbols", ()):
+                    dims.setdefault(s, int(sizes.get(str(s), rng.integers(2, 5))))
+        values = {}
+        for x in self.inputs:
+            shape = tuple(int(sympy.sympify(d).subs(dims)) for d in x.shape)
+            if x.kind == "bool":
+                values[x.name] = rng.random(shape) < 0.5
+            elif x.kind == "int":
+                values[x.name] = rng.integers(0, 2, shape)
+            else:
+                values[x.name] = rng.standard_normal(shape)
+        blocks = self._blocks()
+        compiled = _flattened(self.compile()(*[values[x.name] for x in self.inputs]))
+        names = {str(d): v for d, v in dims.items()}
+        rows = verify_views(blocks, self.inputs, [numpy.asarray(c) for c in compiled],
+                            self.formulas, lambda: self.explicit(simplify=False, **names),
+                            dims, values, rtol, atol)
+        return ViewReport(rows, names)
+
     def explicit_value(self, simplify=True, **dims):
         bound = {dim_symbol(k): int(v) for k, v in dims.items()}
         (expr,) = _explicit.explicit([self.output], bound, simplify)
         return expr
+
+
+def _flattened(results):
+    """Compiled results as a flat list, in block order (a Hessian's come nested)."""
+    if not isinstance(results, (tuple, list)):
+        return [results]
+    return [r for item in results for r in _flattened(item)]

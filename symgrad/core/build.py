@@ -198,10 +198,18 @@ def _fill_latex(shape, value):
     return rf"{value} \mathbb{{1}}_{{{dims}}}"
 
 
+def _filled_elements(shape, value):
+    import numpy
+    out = numpy.empty(shape, dtype=object)
+    out.fill(value)
+    return out
+
+
 defop("const", (), sympy=_const_expr, sympy_class=Fill, sympy_params=("shape", "value"),
       shape=_leaf_shape, differentiable=False, text=_fill_text, latex=_fill_latex,
       numpy="numpy.full({shape}, {value}, dtype=numpy.float64)",
       torch="torch.full({shape}, {value}, dtype=_dt, device=_dev)",
+      elements=lambda ctx: _filled_elements(ctx.shape, ctx.attrs["value"]),
       doc="a constant filling its shape: a number or an expression of dims")
 
 

@@ -193,6 +193,21 @@ class OpBase(sympy.Function):
         by it): a call binds like a function, ``x @ y`` like a product."""
         return PRECEDENCE[self.opdef.precedence]
 
+    def _eval_evalf(self, prec):
+        """A number for an elementwise op of numbers, computed by the op itself (the
+        code its NumPy spelling compiles to, in float64), so SymPy can evaluate any
+        formula at a point."""
+        opdef = self.opdef
+        if not opdef.pointwise or opdef.function is None or \
+                not all(a.is_number for a in self.operands):
+            return None
+        try:
+            value = opdef.function(*[float(a.evalf(prec)) for a in self.operands],
+                                   **{k: decode(v) for k, v in self.params.items()})
+            return sympy.Float(float(value), prec)
+        except Exception:  # noqa: BLE001 - no value here: SymPy keeps it unevaluated
+            return None
+
     def _sympystr(self, printer):
         """``str()`` of a formula, by SymPy's printers too: the op's text spelling."""
         return render(self, printer, "text")
@@ -245,7 +260,7 @@ class OpDef:
     precedence    how its text and code spelling binds, as ``PRECEDENCE`` names it: "Func"
                   for a call (the default), "MatMul" for ``x @ y``, "Atom" for ``x.T``
     latex_precedence  the same for its LaTeX spelling ("Pow" for ``x^{T}``)
-    matrix        matrix notation: (m, node, *terms) -> term (``views.matrix``'s algebra m)
+    matrix        matrix notation: (m, node, *terms) -> SymPy formula (``views.formulas``' reader m)
     elements      per-element form for ``explicit``: (attrs, *arrays, dims) -> object array
     batch         batching rule for Jacobians: (node, inputs, size) -> batched node
     torch         torch callables that map onto the op, by dotted name

@@ -635,6 +635,35 @@ def tree_size(exprs):
     return sum(memo[id(e)] for e in exprs)
 
 
+def evaluate_formulas(g, args, dims):
+    """{input name: NumPy array} from ``g.formulas`` (SymPy matrix expressions) evaluated
+    by SymPy alone (``symgrad.views.verify.evaluate_formula``), or None when the graph is
+    too big for SymPy's per-element arithmetic to be quick (``explicit_too_big``)."""
+    from symgrad.views.verify import evaluate_formula
+    if explicit_too_big(g, dims) is not None:
+        return None
+    kinds = {"bool": bool, "int": np.int64}
+    values = {x.name: np.asarray(a).astype(kinds.get(x.kind, np.float64))
+              for x, a in zip(g.inputs, args)}
+    for n in _graph(g):
+        if n.is_array:
+            values[format_expr(n.expr)] = np.asarray(n.attrs["value"].array)
+    from symgrad.core.shapes import dim_symbol
+    sizes = {dim_symbol(k): v for k, v in dims.items()}
+    shapes = _shapes(g, dims)
+    forms = g.formulas
+    out = {}
+    for x in g.wrt:
+        if x.name not in forms:
+            raise ViewError(f"formulas has no key {x.name!r} (keys {sorted(forms)})")
+        got = evaluate_formula(forms[x.name], values, sizes)
+        if got.size != int(np.prod(shapes[x.name])):
+            raise ViewError(f"formulas[{x.name!r}] has {got.size} elements, expected shape "
+                            f"{shapes[x.name]}")
+        out[x.name] = got.reshape(shapes[x.name])
+    return out
+
+
 def evaluate_explicit(g, args, dims, simplify=False, exact=True):
     """{input name: NumPy array} from ``g.explicit(**dims)`` through ``sympy.lambdify``,
     or None when the graph is too big (``explicit_too_big``) or the forms are (more than
@@ -820,7 +849,8 @@ def _mismatch(view, what, want, got, rtol, atol):
             f"{float(want[idx])!r}")
 
 
-def compare_views(g, args, dims, rtol=1e-7, atol=1e-9, views=("text", "program", "explicit"),
+def compare_views(g, args, dims, rtol=1e-7, atol=1e-9,
+                  views=("text", "program", "explicit", "formulas"),
                   explicit_simplify=False):
     """Problems (strings) where a view of ``g`` disagrees with ``g.compile("numpy")`` on
     ``args`` (NumPy arrays, one per input in ``g.inputs`` order) with dims ``dims``
@@ -872,6 +902,10 @@ def compare_views(g, args, dims, rtol=1e-7, atol=1e-9, views=("text", "program",
                 p = _mismatch("program", f"value {g.name}", value, got_value, rtol, atol)
                 if p:
                     problems.append(p)
+    if "formulas" in views:
+        got = run("formulas", lambda: evaluate_formulas(g, args, dims))
+        if got is not None:
+            compare("formulas", got)
     if "explicit" in views:
         got = run("explicit", lambda: evaluate_explicit(g, args, dims, explicit_simplify))
         if got is not None:

@@ -1,0 +1,536 @@
+"""Graph nodes as SymPy matrix expressions: the objects ``g.formulas`` holds and every
+matrix-notation view prints.
+
+Vectors are columns (an input ``x`` of shape (n,) is ``MatrixSymbol("x", n, 1)``), scalars
+are SymPy scalars (a scalar computed from matrices, such as 𝟙ᵀx, is the trace of a 1×1
+product, so SymPy's own calculus applies to it), and arrays of three or more axes are
+``ArraySymbol`` / ``ArrayOpCall``. A broadcast is a product with ``OneMatrix`` (a scalar
+s over (n,) is s 𝟙), a sum a product with 𝟙, an elementwise product a
+``HadamardProduct`` (or a diag scaling), an elementwise function an
+``ElementwiseApplyFunction``; inverses, determinants, traces and identities are SymPy's.
+An op with no SymPy class is an ``OpCall`` (``views.forms``).
+
+The reader names no op: each OpDef's ``matrix`` form says how its node reads, calling the
+methods of ``FormulaReader`` (``m.product(node)``, ``m.mm(m.T(x), y)``, ``m.fn("det", x)``);
+an op without one reads elementwise (a pointwise op of one operand) or as an OpCall.
+"""
+import sympy
+from sympy import Lambda, Piecewise
+from sympy.matrices.expressions import (
+    Determinant, HadamardProduct, Identity, Inverse, MatAdd, MatMul,
+    MatrixExpr, MatrixSymbol, OneMatrix, Trace, Transpose, ZeroMatrix)
+from sympy.matrices.expressions.applyfunc import ElementwiseApplyFunction
+from sympy.matrices.expressions.diagonal import DiagMatrix
+from sympy.tensor.array.expressions import ArraySymbol
+
+from ..core.graph import topo_order
+from ..core.opdef import OPS
+from ..core.shapes import numel, shapes_equal
+from .forms import Bracket, Diag, HadamardPow, OpCall, Ones, matrix_shape
+
+_SCALAR_FUNCTIONS = {"det": Determinant, "tr": Trace,
+                     "log det": lambda x: sympy.log(Determinant(x))}
+
+
+def is_matrix(e):
+    return isinstance(e, MatrixExpr)
+
+
+def scalar(e):
+    """A 1×1 matrix expression as the scalar it stands for."""
+    if isinstance(e, MatrixExpr) and e.shape == (1, 1):
+        if isinstance(e, sympy.MatrixBase):
+            return e[0, 0]
+        return Trace(e)
+    return e
+
+
+def mat(*factors):
+    """A matrix product (scalars among the factors become its coefficient), flattened,
+    with numeric coefficients folded and identities dropped, never evaluated."""
+    if not any(isinstance(f, MatrixExpr) for f in factors):
+        return sympy.Mul(*factors)
+    coeff, out = sympy.S.One, []
+    for f in factors:
+        if isinstance(f, MatMul):
+            c, fs = f.as_coeff_matrices()
+            coeff *= c
+            out += fs
+        elif isinstance(f, MatrixExpr):
+            if isinstance(f, ZeroMatrix):
+                return ZeroMatrix(*_product_shape(factors))
+            if not isinstance(f, Identity) and not (isinstance(f, OneMatrix)
+                                                     and f.shape == (1, 1)):
+                out.append(f)
+        else:
+            coeff *= f
+    if coeff == 0:
+        return ZeroMatrix(*_product_shape(factors))
+    if not out:
+        rows, cols = _product_shape(factors)
+        return MatMul(coeff, Identity(rows)) if coeff != 1 else Identity(rows)
+    if coeff == 1 and len(out) == 1:
+        return out[0]
+    return MatMul(coeff, *out) if coeff != 1 else MatMul(*out)
+
+
+def _product_shape(factors):
+    ms = [f for f in factors if isinstance(f, MatrixExpr)]
+    return ms[0].shape[0], ms[-1].shape[1]
+
+
+def add(*terms):
+    """A sum of matrices (zeros dropped) or of scalars."""
+    ms = [t for t in terms if isinstance(t, MatrixExpr)]
+    if not ms:
+        return sympy.Add(*terms)
+    kept = [t for t in terms if not isinstance(t, ZeroMatrix)]
+    if not kept:
+        return ms[0]
+    if len(kept) == 2:
+        a, b = kept
+        if a == b:
+            return mat(2, a)
+        common = _common_right_factor(a, b)
+        if common is not None:
+            return common
+    return kept[0] if len(kept) == 1 else MatAdd(*kept)
+
+
+def _common_right_factor(a, b):
+    """A x + B x as (A + B) x (and c A x + c B x as c (A + B) x)."""
+    if not (isinstance(a, MatMul) and isinstance(b, MatMul)):
+        return None
+    ca, fa = a.as_coeff_matrices()
+    cb, fb = b.as_coeff_matrices()
+    if len(fa) < 2 or len(fb) < 2 or fa[-1] != fb[-1]:
+        return None
+    left_a, left_b = mat(ca, *fa[:-1]), mat(cb, *fb[:-1])
+    return mat(add(left_a, left_b), fa[-1])
+
+
+def _scaled_ones(t):
+    """c for c 𝟙 (an all-c array), else None."""
+    if isinstance(t, OneMatrix):
+        return sympy.S.One
+    if isinstance(t, MatMul):
+        c, fs = t.as_coeff_matrices()
+        if len(fs) == 1 and isinstance(fs[0], OneMatrix):
+            return c
+    return None
+
+
+def hadamard(a, b):
+    """a ∘ b, with an all-c operand read as the scalar c: (c 𝟙) ∘ x = c x."""
+    for p, q in ((a, b), (b, a)):
+        c = _scaled_ones(p)
+        if c is not None:
+            return mat(c, q)
+    return HadamardProduct(a, b)
+
+
+def neg(t):
+    return mat(-1, t) if is_matrix(t) else -t
+
+
+def transpose(t):
+    """Tᵀ with transposes cancelled and pushed into products: (Aᵀ)ᵀ = A, (AB)ᵀ = BᵀAᵀ."""
+    if not is_matrix(t):
+        return t
+    if isinstance(t, Transpose):
+        return t.arg
+    if isinstance(t, Inverse):
+        inner = transpose(t.arg)
+        return Inverse(inner) if inner == t.arg or not isinstance(inner, Transpose) \
+            else Transpose(t)
+    if isinstance(t, (Identity, ZeroMatrix, OneMatrix, DiagMatrix)):
+        return t.T
+    if isinstance(t, MatMul):
+        c, fs = t.as_coeff_matrices()
+        return mat(c, *[transpose(f) for f in reversed(fs)])
+    if isinstance(t, MatAdd):
+        return MatAdd(*[transpose(a) for a in t.args])
+    if t.shape[0] == 1 and t.shape[1] == 1:
+        return t
+    return Transpose(t)
+
+
+def ones(rows, cols):
+    return Ones(rows, cols)
+
+
+def _dummy():
+    return sympy.Dummy("d", real=True)
+
+
+def elementwise(fn, t):
+    """``fn`` (scalar → scalar) applied to every element of ``t``."""
+    if not is_matrix(t):
+        return fn(t)
+    d = _dummy()
+    return ElementwiseApplyFunction(Lambda(d, fn(d)), t)
+
+
+class FormulaReader:
+    """Turns graph nodes into SymPy formulas; ``names`` maps node ids to the names of
+    shared subterms (they read as symbols of their shape). Its methods are the forms an
+    OpDef's ``matrix`` callable builds with."""
+
+    def __init__(self, names=None):
+        self.names = names or {}
+        self.memo = {}
+        self.node = None
+
+    # ----- reading ---------------------------------------------------------------------------
+    def form(self, node, top=False):
+        """``node`` as a formula: its name if it has one (unless ``top``), else its reading.
+        Readings are made inputs first, iteratively, so deep graphs never recurse."""
+        key = id(node)
+        if not top and key in self.names:
+            return symbol(self.names[key], node.shape)
+        if key not in self.memo:
+            stack = [(node, False)]
+            while stack:
+                n, ready = stack.pop()
+                if id(n) in self.memo:
+                    continue
+                if ready:
+                    self.memo[id(n)] = self._read(n)
+                    continue
+                stack.append((n, True))
+                stack.extend((i, False) for i in n.inputs
+                             if id(i) not in self.memo and id(i) not in self.names)
+        return self.memo[key]
+
+    term = form
+
+    def _read(self, node):
+        if node.is_symbol:
+            return symbol(node.name, node.shape, node.expr)
+        if node.is_const:
+            return filled(node.attrs["value"], node.shape)
+        if node.is_array:
+            from .text import format_expr
+            return symbol(format_expr(node.expr), node.shape)
+        self.node = node
+        opdef = OPS[node.op]
+        terms = [self.form(i) for i in node.inputs]
+        if len(node.shape) > 2 or any(len(i.shape) > 2 for i in node.inputs):
+            return self.call(node, *terms)
+        if opdef.matrix is not None:
+            out = opdef.matrix(self, node, *terms)
+        else:
+            out = self.call(node, *terms)
+        return fit(out, node.shape)
+
+    # ----- forms OpDefs call -------------------------------------------------------------------
+    mm = staticmethod(mat)
+    T = staticmethod(transpose)
+    neg = staticmethod(neg)
+
+    @staticmethod
+    def inv(t):
+        return Inverse(t)
+
+    def eye(self):
+        return Identity(self.node.shape[0])
+
+    def call(self, node, *terms):
+        """The op on its operands: elementwise for a pointwise op of one operand or of
+        scalars, else an OpCall (the op's own SymPy-evaluable call)."""
+        opdef = OPS[node.op]
+        if opdef.pointwise and len(node.shape) <= 2:
+            if not node.shape:
+                return opdef.expr(node.attrs, [scalar(t) for t in terms])
+            if len(terms) == 1 and shapes_equal(node.inputs[0].shape, node.shape):
+                return elementwise(lambda d: opdef.expr(node.attrs, [d]), terms[0])
+        return OpCall.of(node.op, [scalar(t) if not i.shape else t
+                                   for t, i in zip(terms, node.inputs)],
+                         node.attrs, [i.shape for i in node.inputs], node.shape)
+
+    def fn(self, name, *args, data=None):
+        """The op as the function ``name``: SymPy's det/tr/log det of a square matrix,
+        elementwise for a pointwise op, else an OpCall that matrix notation writes
+        ``name(args)`` when the form gives no parameters (``data``)."""
+        node = self.node
+        if name in _SCALAR_FUNCTIONS and len(args) == 1 and is_matrix(args[0]) \
+                and len(node.inputs[0].shape) == 2 and args[0].is_square:
+            return _SCALAR_FUNCTIONS[name](args[0])
+        terms = [self.form(i) for i in node.inputs]
+        if OPS[node.op].pointwise or data is not None:
+            return self.call(node, *terms)
+        return OpCall.of(node.op, [scalar(t) if not i.shape else t
+                                   for t, i in zip(terms, node.inputs)],
+                         node.attrs, [i.shape for i in node.inputs], node.shape, display=name)
+
+    def lift(self, node, shape):
+        """``node`` broadcast to ``shape``: s 𝟙, 𝟙 bᵀ, b 𝟙ᵀ, ..."""
+        return broadcast(self.form(node), node.shape, shape)
+
+    def plus(self, node):
+        p, q = node.inputs
+        return add(self.lift(p, node.shape), self.lift(q, node.shape))
+
+    def minus(self, node):
+        p, q = node.inputs
+        return add(self.lift(p, node.shape), neg(self.lift(q, node.shape)))
+
+    def product(self, node):
+        """x ∘ y, a scalar times an array, or a diag scaling of rows or columns."""
+        (p, q), shape = node.inputs, node.shape
+        if not shape:
+            return scalar(self.form(p)) * scalar(self.form(q))
+        if not p.shape or not q.shape:
+            s, a = (p, q) if not p.shape else (q, p)
+            return mat(scalar(self.form(s)), self.lift(a, shape))
+        scaled = self._diag_scaling(p, q, shape) or self._diag_scaling(q, p, shape)
+        if scaled is not None:
+            return scaled
+        return hadamard(self.lift(p, shape), self.lift(q, shape))
+
+    def quotient(self, node):
+        (p, q), shape = node.inputs, node.shape
+        if not q.shape:
+            d = scalar(self.form(q))
+            return mat(1 / d, self.lift(p, shape)) if shape else scalar(self.form(p)) / d
+        return hadamard(self.lift(p, shape), HadamardPow(self.lift(q, shape), -1))
+
+    def _diag_scaling(self, v, m, shape):
+        """A vector scaling the columns (X diag(v)) or rows (diag(u) X) of a matrix."""
+        if len(shape) != 2 or not shapes_equal(m.shape, shape) or shape[0] == 1 or shape[1] == 1:
+            return None
+        if numel(v.shape) == 1:
+            return None
+        if len(v.shape) == 1 or v.shape[0] == 1:
+            d = self.form(v) if len(v.shape) == 1 else transpose(self.form(v))
+            return mat(self.form(m), Diag(d))
+        if len(v.shape) == 2 and v.shape[1] == 1:
+            return mat(Diag(self.form(v)), self.form(m))
+        return None
+
+    def power(self, node, base, exponent):
+        """x∘ᵉ (Hadamard power) of an array, xᵉ of a scalar."""
+        e = node.inputs[1] if isinstance(exponent, sympy.Basic) else None
+        if e is not None and not (e.is_const and not e.shape):
+            if not node.shape:
+                return scalar(base) ** scalar(exponent)
+            return self.call(node, base, exponent)
+        value = e.attrs["value"] if e is not None else sympy.sympify(exponent)
+        if not node.inputs[0].shape:
+            return scalar(base) ** value
+        return HadamardPow(base, value)
+
+    def matmul(self, node, a, b):
+        p, q = node.inputs
+        if len(p.shape) == 1 and len(q.shape) == 1:
+            return mat(transpose(a), b)
+        if len(p.shape) == 1:
+            return mat(transpose(b), a)
+        return mat(a, b)
+
+    def transpose(self, node, t):
+        return transpose(t) if len(node.shape) == 2 else self.call(node, t)
+
+    def reshape(self, node, t):
+        """A reshape that only adds or drops size-1 axes: the same vector, as a row or a
+        column; any other reshape as a call."""
+        s, shape = node.inputs[0].shape, node.shape
+        core_s = [d for d in s if d != 1]
+        core = [d for d in shape if d != 1]
+        if len(core_s) != len(core) or not all(shapes_equal((u,), (v,))
+                                                for u, v in zip(core_s, core)):
+            return self.call(node, t)
+        if not core:
+            return scalar(t) if not shape else filled_with(scalar(t), shape)
+        row_in = len(s) == 2 and s[0] == 1 and s[1] != 1
+        row_out = len(shape) == 2 and shape[0] == 1 and shape[1] != 1
+        return transpose(t) if row_in != row_out else t
+
+    def sum(self, node, t):
+        """A sum over axes as products with 𝟙: 𝟙ᵀ x, X 𝟙, 𝟙ᵀ X 𝟙."""
+        s, axes, keepdims = node.inputs[0].shape, node.attrs["axis"], node.attrs["keepdims"]
+        if len(s) == 0:
+            return t
+        rows, cols = matrix_shape(s)
+        if len(s) == 1:
+            return mat(ones(1, rows), t)
+        if len(axes) == 2:
+            return mat(ones(1, rows), t, ones(cols, 1))
+        if axes == (0,):
+            return mat(ones(1, rows), t) if keepdims else mat(transpose(t), ones(rows, 1))
+        return mat(t, ones(cols, 1))
+
+    def mean(self, node, t):
+        n = numel([node.inputs[0].shape[k] for k in node.attrs["axis"]])
+        return mat(1 / sympy.sympify(n), fit(self.sum(node, t), node.shape))
+
+    def positive_part(self, node, g, x):
+        """[x > 0] ∘ g: relu's gradient (0 at x = 0, as torch's)."""
+        mask = elementwise(lambda d: sympy.Heaviside(d, 0), x)
+        kept = self.lift(node.inputs[0], node.shape)
+        if not node.shape:
+            return mask * scalar(kept)
+        return hadamard(mask, kept)
+
+    def where(self, node, c, a, b):
+        if not node.shape:
+            cond = scalar(c)
+            if isinstance(cond, (sympy.logic.boolalg.Boolean, sympy.core.relational.Relational)):
+                return Piecewise((scalar(a), cond), (scalar(b), True))
+        return self.call(node, c, a, b)
+
+    def diag(self, t):
+        node = self.node
+        if len(node.inputs[0].shape) == 1 and len(node.shape) == 2:
+            return Diag(t)
+        return self.call(node, t)
+
+    def diag_matrix(self, node, t):
+        """diag(v) of a vector; diag(g 𝟙) of a scalar g reads g I."""
+        v = node.inputs[0]
+        if v.is_const:
+            return mat(v.attrs["value"], Identity(node.shape[0]))
+        if v.op == "broadcast_to" and not v.inputs[0].shape:
+            return mat(scalar(self.form(v.inputs[0])), Identity(node.shape[0]))
+        return Diag(t)
+
+    def norm(self, t):
+        if not is_matrix(t):
+            return sympy.Abs(t)
+        return self.call(self.node, t)
+
+    def iverson(self, t):
+        if not self.node.shape:
+            return Piecewise((1, scalar(t)), (0, True))
+        return Bracket(t)
+
+    def relation(self, sign, a, b):
+        return self._boolean(a, b)
+
+    def logic(self, sign, *terms):
+        return self._boolean(*terms)
+
+    def not_(self, t):
+        return self._boolean(t)
+
+    def _boolean(self, *terms):
+        node = self.node
+        if not node.shape:
+            return OPS[node.op].expr(node.attrs, [scalar(t) for t in terms])
+        return self.call(node, *terms)
+
+    def index(self, t, index):
+        return self.call(self.node, t)
+
+    def scatter(self, t, index):
+        return self.call(self.node, t)
+
+
+def symbol(name, shape, expr=None):
+    """An input (or a named subterm) as a SymPy symbol of its shape."""
+    if not shape:
+        return expr if expr is not None else sympy.Symbol(name, real=True)
+    if len(shape) <= 2:
+        return MatrixSymbol(name, *matrix_shape(shape))
+    return ArraySymbol(name, tuple(sympy.sympify(d) for d in shape))
+
+
+def filled(value, shape):
+    """``value`` in every element of ``shape``: 0, c 𝟙, c 𝟙𝟙ᵀ, ..."""
+    value = sympy.sympify(value)
+    if not shape:
+        return value
+    if len(shape) > 2:
+        return OpCall.of("const", [], {"value": value, "shape": tuple(shape)}, [], shape)
+    if value == 0:
+        return ZeroMatrix(*matrix_shape(shape))
+    return filled_with(value, shape)
+
+
+def filled_with(s, shape):
+    """The scalar ``s`` broadcast to ``shape`` (at most two axes): s 𝟙, s 𝟙𝟙ᵀ."""
+    rows, cols = matrix_shape(shape)
+    if s == 0:
+        return ZeroMatrix(rows, cols)
+    return mat(s, ones(rows, cols)) if s != 1 else ones(rows, cols)
+
+
+def broadcast(t, s, shape):
+    """The formula ``t`` of graph shape ``s`` broadcast to ``shape``."""
+    if shapes_equal(s, shape) or len(shape) == 0:
+        return t
+    if len(s) == 0 or numel(s) == 1 and all(d == 1 for d in s):
+        return filled_with(scalar(t), shape)
+    if len(shape) > 2:
+        return OpCall.of("broadcast_to", [t], {"shape": tuple(shape)}, [s], shape)
+    rows, cols = matrix_shape(shape)
+    if len(shape) == 2:
+        if len(s) == 1:
+            return mat(ones(rows, 1), transpose(t))
+        if s[0] == 1:
+            return mat(ones(rows, 1), t)
+        if s[1] == 1:
+            return mat(t, ones(1, cols))
+    return t
+
+
+def fit(e, shape):
+    """A reading as the kind of object ``shape`` asks for: a scalar for (), a column for
+    (n,), the matrix for (r, c)."""
+    if not shape:
+        return scalar(e)
+    if not is_matrix(e):
+        return filled_with(e, shape)
+    want = matrix_shape(shape)
+    if e.shape != want and (e.shape[1], e.shape[0]) == want:
+        return transpose(e)
+    return e
+
+
+def formulas(nodes, names=None):
+    """The formulas of ``nodes`` (None for a known zero stays None)."""
+    reader = FormulaReader(names)
+    return [reader.form(n) if n is not None else None for n in nodes]
+
+
+# ----- naming shared subterms ------------------------------------------------------------
+
+def shared_names(outputs, reserved=(), max_size=12):
+    """Nodes to name: used twice or more (and not a mere view of another node), or
+    large; ``{id(node): "t1", ...}`` and the named nodes in evaluation order."""
+    roots = [o for o in outputs if o is not None]
+    order = topo_order(roots)
+    uses = {}
+    for node in order:
+        for i in node.inputs:
+            uses[id(i)] = uses.get(id(i), 0) + 1
+    root_ids = {id(o) for o in roots}
+    names, named, size, counter = {}, [], {}, 0
+    for node in order:
+        if not node.inputs or OPS[node.op].wrapper:
+            size[id(node)] = 0 if not node.inputs else sum(size[id(i)] for i in node.inputs)
+            continue
+        s = 1 + sum(size[id(i)] for i in node.inputs)
+        shared = uses.get(id(node), 0) >= 2 and s >= 2
+        if shared or id(node) not in root_ids and s > max_size:
+            counter += 1
+            while f"t{counter}" in reserved:
+                counter += 1
+            names[id(node)] = f"t{counter}"
+            named.append(node)
+            s = 0
+        size[id(node)] = s
+    return names, named
+
+
+def render(outputs, style="text", reserved=()):
+    """(printed outputs, [(name, printed definition), ...]) in matrix notation, with the
+    subterms used more than once named t₁, t₂, ..."""
+    from .matrix_print import matrix_latex, matrix_text
+    show = matrix_latex if style == "latex" else matrix_text
+    names, named = shared_names(outputs, reserved)
+    reader = FormulaReader(names)
+    out = [show(reader.form(o)) if o is not None else "0" for o in outputs]
+    defs = [(show(symbol(names[id(n)], n.shape)), show(reader.form(n, top=True)))
+            for n in named]
+    return out, defs

@@ -1,0 +1,319 @@
+"""Matrix notation as SymPy printers of the formula objects (``views.formulas``): Unicode
+text (ᵀ, ∘, 𝟙, diag, x∘², t₁) and LaTeX. Precedence comes from SymPy's ``parenthesize``;
+an op without a SymPy class prints by its OpDef's spelling (``OpCall._sympystr`` and
+``_latex`` call back into the printer for its operands).
+"""
+import sympy
+from sympy.matrices.expressions import (
+    HadamardProduct, Inverse, MatAdd, MatMul, MatrixExpr, OneMatrix, Transpose)
+from sympy.printing.latex import LatexPrinter
+from sympy.printing.precedence import PRECEDENCE, precedence
+from sympy.printing.str import StrPrinter
+
+from .latex import latex_name
+
+_SUPER = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+_SUB = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+_ATOM = PRECEDENCE["Atom"]
+_MUL = PRECEDENCE["Mul"]
+_POW = PRECEDENCE["Pow"]
+
+
+def is_one_by_one(e):
+    return isinstance(e, MatrixExpr) and e.shape == (1, 1)
+
+
+def _heaviside_argument(body, d):
+    """The x of a body Heaviside(x, 0) (the [x > 0] of relu's gradient), else None."""
+    if isinstance(body, sympy.Heaviside) and body.args[0] == d and len(body.args) == 2 \
+            and body.args[1] == 0:
+        return True
+    return None
+
+
+class MatrixTextPrinter(StrPrinter):
+    """Matrix notation as Unicode text."""
+
+    def _print_Float(self, expr):
+        return repr(float(expr))
+
+    def _print_Symbol(self, expr):
+        return _name(expr.name)
+
+    def _print_MatrixSymbol(self, expr):
+        return _name(str(expr.name))
+
+    _print_ArraySymbol = _print_MatrixSymbol
+
+    def _print_OneMatrix(self, expr):
+        rows, cols = expr.shape
+        if rows == 1 and cols == 1:
+            return "1"
+        if cols == 1:
+            return "𝟙"
+        if rows == 1:
+            return "𝟙ᵀ"
+        return "𝟙𝟙ᵀ"
+
+    def _print_ZeroMatrix(self, expr):
+        return "0"
+
+    def _print_Identity(self, expr):
+        return "I"
+
+    def _print_Transpose(self, expr):
+        arg = expr.arg
+        if isinstance(arg, Inverse):
+            return self.parenthesize(arg.arg, _POW, strict=True) + "⁻ᵀ"
+        return self.parenthesize(arg, _POW, strict=True) + "ᵀ"
+
+    def _print_Inverse(self, expr):
+        arg = expr.arg
+        if isinstance(arg, Transpose):
+            return self.parenthesize(arg.arg, _POW, strict=True) + "⁻ᵀ"
+        return self.parenthesize(arg, _POW, strict=True) + "⁻¹"
+
+    def _print_MatMul(self, expr):
+        coeff, factors = expr.as_coeff_matrices()
+        sign = ""
+        if coeff.could_extract_minus_sign():
+            coeff, sign = -coeff, "−"
+        parts = [] if coeff == 1 else [self._coefficient(coeff)]
+        parts += [self._matrix_factor(f) for f in factors]
+        return sign + " ".join(parts)
+
+    def _coefficient(self, c):
+        if isinstance(c, sympy.Add) or isinstance(c, sympy.Mul) and any(
+                isinstance(f, sympy.Pow) and f.exp.is_negative for f in c.args) or \
+                isinstance(c, sympy.Pow) and c.exp.is_negative or \
+                isinstance(c, sympy.Rational) and c.q != 1:
+            return "(" + self._print(c) + ")"
+        return self._scalar_factor(c) if not isinstance(c, sympy.Mul) else self._print(c)
+
+    def _scalar_factor(self, s):
+        if isinstance(s, sympy.Trace) and is_one_by_one(s.arg):
+            return "(" + self._print(s.arg) + ")" if not _is_atomic(s.arg) \
+                else self._print(s.arg)
+        if isinstance(s, sympy.Pow) and s.exp == -1:
+            return "1/" + self.parenthesize(s.base, _POW, strict=True)
+        return self.parenthesize(s, _MUL, strict=True)
+
+    def _matrix_factor(self, f):
+        if isinstance(f, (MatAdd, HadamardProduct)) or \
+                isinstance(f, MatMul) and f.as_coeff_matrices()[0] != 1:
+            return "(" + self._print(f) + ")"
+        return self.parenthesize(f, _MUL, strict=False)
+
+    def _print_MatAdd(self, expr):
+        parts = []
+        texts = sorted((self._print(t) for t in expr.args), key=lambda text: (
+            text.startswith(("−", "-")), text.rstrip("ᵀ").endswith("𝟙")))
+        for i, text in enumerate(texts):
+            if text.startswith("−") and i:
+                parts.append(" − " + text[1:])
+            elif text.startswith("-") and i:
+                parts.append(" − " + text[1:])
+            else:
+                parts.append((" + " if i else "") + text)
+        return "".join(parts)
+
+    def _print_HadamardProduct(self, expr):
+        parts = []
+        for i, a in enumerate(expr.args):
+            if isinstance(a, sympy.HadamardPower) and a.exp == -1 and i:
+                parts.append(" ⊘ " + self._hfactor(a.base))
+            else:
+                parts.append((" ∘ " if i else "") + self._hfactor(a))
+        return "".join(parts)
+
+    def _hfactor(self, a):
+        if isinstance(a, (MatAdd, MatMul, HadamardProduct)):
+            return "(" + self._print(a) + ")"
+        return self.parenthesize(a, _MUL, strict=True)
+
+    def _print_HadamardPower(self, expr):
+        base = self.parenthesize(expr.base, _POW, strict=True)
+        e = expr.exp
+        if e.is_Integer:
+            return f"{base}∘{str(e).translate(_SUPER)}"
+        return f"{base}∘^({self._print(e)})"
+
+    def _print_ElementwiseApplyFunction(self, expr):
+        fn = expr.function
+        (d,), body = fn.variables, fn.expr
+        arg = self._print(expr.expr)
+        if _heaviside_argument(body, d):
+            return f"[{arg} > 0]"
+        if isinstance(body, sympy.Function) and body.args == (d,):
+            return f"{_function_name(body)}({arg})"
+        placeholder = sympy.Symbol("\x00")
+        text = self._print(body.xreplace({d: placeholder}))
+        return text.replace("\x00", arg if _is_atomic(expr.expr) else f"({arg})")
+
+    def _print_Trace(self, expr):
+        if is_one_by_one(expr.arg):
+            return self._print(expr.arg)
+        return f"tr({self._print(expr.arg)})"
+
+    def _print_Determinant(self, expr):
+        return f"det({self._print(expr.arg)})"
+
+    def _print_DiagMatrix(self, expr):
+        return f"diag({self._print(expr.args[0])})"
+
+    def _print_DiagonalOf(self, expr):
+        return f"diag({self._print(expr.arg)})"
+
+    def _print_Mul(self, expr):
+        c, rest = expr.as_coeff_Mul()
+        sign = ""
+        if c.is_negative:
+            c, sign = -c, "−"
+        num, den = [], []
+        for f in sympy.Mul.make_args(rest):
+            if isinstance(f, sympy.Pow) and f.exp.is_negative and f.exp.is_Number:
+                den.append(f.base if f.exp == -1 else f.base ** -f.exp)
+            else:
+                num.append(f)
+        if c.is_Rational and c.q != 1:
+            den.insert(0, sympy.Integer(c.q))
+            c = sympy.Integer(c.p)
+        head = [] if c == 1 else [self._print(c)]
+        text = " ".join(head + [self._scalar_factor(f) for f in num]) or "1"
+        if den:
+            text += "/" + " ".join(self.parenthesize(f, _POW, strict=True) for f in den) \
+                if len(den) == 1 else "/(" + " ".join(self._scalar_factor(f) for f in den) + ")"
+        return sign + text
+
+    def _print_Pow(self, expr, rational=False):
+        if expr.exp == sympy.S.Half:
+            return f"√{self.parenthesize(expr.base, _POW, strict=True)}"
+        if expr.exp == -1:
+            return "1/" + self.parenthesize(expr.base, _POW, strict=True)
+        base = self.parenthesize(expr.base, _POW, strict=True)
+        if expr.exp.is_Integer:
+            return base + str(expr.exp).translate(_SUPER)
+        return f"{base}^({self._print(expr.exp)})"
+
+    def _print_Add(self, expr, order=None):
+        text = super()._print_Add(expr, order)
+        return text.replace(" - ", " − ").replace("-", "−", 1) if text.startswith("-") \
+            else text.replace(" - ", " − ")
+
+    def _print_Relational(self, expr):
+        signs = {"==": "=", "!=": "≠", "<=": "≤", ">=": "≥", "<": "<", ">": ">"}
+        return (f"{self.parenthesize(expr.lhs, PRECEDENCE['Add'])} "
+                f"{signs.get(expr.rel_op, expr.rel_op)} "
+                f"{self.parenthesize(expr.rhs, PRECEDENCE['Add'])}")
+
+    def _print_Piecewise(self, expr):
+        pieces = [f"{self._print(e)} if {self._print(c)}" for e, c in expr.args[:-1]]
+        last = expr.args[-1]
+        pieces.append(self._print(last[0]) if last[1] == sympy.true
+                      else f"{self._print(last[0])} if {self._print(last[1])}")
+        return "{" + "; ".join(pieces) + "}"
+
+    def _print_Heaviside(self, expr):
+        return f"[{self._print(expr.args[0])} > 0]"
+
+
+def _is_atomic(e):
+    return isinstance(e, (sympy.Symbol, sympy.MatrixSymbol, OneMatrix, sympy.Number)) or \
+        isinstance(e, Transpose) and isinstance(e.arg, (sympy.MatrixSymbol, OneMatrix))
+
+
+def _function_name(f):
+    return getattr(type(f), "text_name", None) or str(type(f).__name__) \
+        if not hasattr(f, "opdef") else f.opdef.name
+
+
+def _name(text):
+    if text.startswith("t") and text[1:].isdigit():
+        return "t" + text[1:].translate(_SUB)
+    return text
+
+
+class MatrixLatexPrinter(LatexPrinter):
+    """Matrix notation as LaTeX: SymPy's LaTeX printer with names kept whole, 𝟙 as
+    \\mathbf{1} and 1×1 products as the scalars they are."""
+
+    def _print_Float(self, expr):
+        return repr(float(expr))
+
+    def _print_Symbol(self, expr, style="plain"):
+        return latex_name(expr.name)
+
+    def _print_MatrixSymbol(self, expr):
+        return latex_name(str(expr.name))
+
+    _print_ArraySymbol = _print_MatrixSymbol
+
+    def _print_OneMatrix(self, expr):
+        rows, cols = expr.shape
+        if cols == 1:
+            return r"\mathbf{1}"
+        if rows == 1:
+            return r"\mathbf{1}^{T}"
+        return r"\mathbf{1}\mathbf{1}^{T}"
+
+    def _print_Ones(self, expr):
+        return self._print_OneMatrix(expr)
+
+    def _print_ZeroMatrix(self, expr):
+        return "0"
+
+    def _print_Identity(self, expr):
+        return "I"
+
+    def _print_Trace(self, expr):
+        if is_one_by_one(expr.arg):
+            inner = self._print(expr.arg)
+            return inner if _is_atomic(expr.arg) else rf"\left({inner}\right)"
+        return rf"\operatorname{{tr}}\left({self._print(expr.arg)}\right)"
+
+    def _print_ElementwiseApplyFunction(self, expr):
+        fn = expr.function
+        (d,), body = fn.variables, fn.expr
+        arg = self._print(expr.expr)
+        if _heaviside_argument(body, d):
+            return rf"\left[{arg} > 0\right]"
+        if isinstance(body, sympy.Function) and body.args == (d,):
+            placeholder = sympy.Symbol("XPLACEHOLDERX")
+            return self._print(body.func(placeholder)).replace(
+                r"\mathit{XPLACEHOLDERX}", arg)
+        placeholder = sympy.Symbol("XPLACEHOLDERX")
+        text = self._print(body.xreplace({d: placeholder}))
+        wrapped = arg if _is_atomic(expr.expr) else rf"\left({arg}\right)"
+        return text.replace(r"\mathit{XPLACEHOLDERX}", wrapped)
+
+    def _print_HadamardPower(self, expr):
+        base = self.parenthesize(expr.base, _POW, strict=True)
+        return rf"{base}^{{\circ {self._print(expr.exp)}}}"
+
+    def _print_Transpose(self, expr):
+        if isinstance(expr.arg, Inverse):
+            return self.parenthesize(expr.arg.arg, _POW, strict=True) + "^{-T}"
+        return self.parenthesize(expr.arg, _POW, strict=True) + "^{T}"
+
+    def _print_Inverse(self, expr):
+        if isinstance(expr.arg, Transpose):
+            return self.parenthesize(expr.arg.arg, _POW, strict=True) + "^{-T}"
+        return self.parenthesize(expr.arg, _POW, strict=True) + "^{-1}"
+
+    def _print_DiagMatrix(self, expr):
+        return rf"\operatorname{{diag}}\left({self._print(expr.args[0])}\right)"
+
+    def _print_DiagonalOf(self, expr):
+        return rf"\operatorname{{diag}}\left({self._print(expr.arg)}\right)"
+
+
+_TEXT = MatrixTextPrinter()
+_LATEX = MatrixLatexPrinter()
+
+
+def matrix_text(expr):
+    return _TEXT.doprint(expr)
+
+
+def matrix_latex(expr):
+    return _LATEX.doprint(expr)
