@@ -74,8 +74,7 @@ def test_cookbook_logdet():
 
 
 def test_cookbook_quadratic_form_and_linear_forms():
-    x, a, A, B = (MatrixSymbol("x", n, 1), MatrixSymbol("a", n, 1),
-                  MatrixSymbol("A", n, n), MatrixSymbol("B", n, n))
+    x, a, A = MatrixSymbol("x", n, 1), MatrixSymbol("a", n, 1), MatrixSymbol("A", n, n)
     assert grad(lambda x, a: a @ x, x=("n",), a=("n",)).formulas["x"] == a
     fx = grad(lambda x, A: x @ A @ x, x=("n",), A=("n", "n")).formulas["x"]
     assert sympy.simplify(fx - (A + A.T) * x) == ZeroMatrix(n, 1)

@@ -7,7 +7,7 @@ import sympy
 from sympy.matrices.expressions import (
     HadamardProduct, Inverse, MatAdd, MatMul, MatrixExpr, OneMatrix, Transpose)
 from sympy.printing.latex import LatexPrinter
-from sympy.printing.precedence import PRECEDENCE, precedence
+from sympy.printing.precedence import PRECEDENCE
 from sympy.printing.str import StrPrinter
 
 from .latex import latex_name
