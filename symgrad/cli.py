@@ -187,7 +187,8 @@ def build_parser():
     out.add_argument("--latex", action="store_true",
                      help="LaTeX of the formulas, an aligned block (e.g. ... --latex)")
     out.add_argument("--program", action="store_true",
-                     help="the straight-line program: forward ops, then derivative ops")
+                     help="the straight-line program: forward ops, then derivative ops "
+                          "(e.g. ... --hessian --program)")
     out.add_argument("--emit", choices=("numpy", "torch"),
                      help="standalone source of the compiled derivative, importing only "
                           "numpy or torch (e.g. --emit numpy > grad.py)")
@@ -199,7 +200,8 @@ def build_parser():
                    help="sizes of symbolic dims for --check; others get small sizes "
                         "(e.g. --dims B=4)")
     p.add_argument("--traceback", action="store_true",
-                   help="on an error, show the full Python traceback instead of one line")
+                   help="on an error, show the full Python traceback instead of one line "
+                        "(e.g. symgrad model.py:f --traceback)")
     return p
 
 
