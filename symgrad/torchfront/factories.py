@@ -138,6 +138,11 @@ def as_tensor(data, dtype=None, device=None):
 
 
 def _from_dims(name, data, dtype, original):
+    if isinstance(data, Tensor):        # torch.as_tensor(x) of a traced x (in torch code)
+        if dtype is None or data.kind == "float" and "float" in str(dtype) or \
+                data.kind != "float" and "float" not in str(dtype):
+            return data
+        return sgo.cast(data) if data.kind == "bool" else original()
     items = data if type(data) in (list, tuple) else None
     if not (_is_symbolic(data) and not isinstance(data, Tensor)
             or items is not None and items and all(not isinstance(v, (list, tuple, Tensor))
@@ -153,6 +158,12 @@ _WRAPPERS = {"zeros": _filled("zeros", 0.0), "ones": _filled("ones", 1.0),
              "empty": _filled("empty", 0.0), "full": full, "eye": eye, "arange": arange,
              "tensor": tensor, "as_tensor": as_tensor,
              "nn.functional._canonical_mask": canonical_mask}
+
+
+def register(dotted, wrapper):
+    """Put ``wrapper`` in front of ``torch.<dotted>`` while a trace runs (as the
+    factories above are); for other families of the torch front end."""
+    _WRAPPERS[dotted] = wrapper
 
 
 def _owner(torch, dotted):
