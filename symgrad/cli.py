@@ -23,14 +23,11 @@ import sys
 import traceback
 
 from .errors import CheckError, SymgradError
+from .torchfront.named_losses import CLASS_LOSSES, LOSSES, TARGET_LOSSES, named_loss
 
 USAGE_EXIT = 2
 CHECK_FAILED_EXIT = 1
 INTERRUPTED_EXIT = 130
-
-TARGET_LOSSES = ("mse", "l1", "cross_entropy", "nll", "bce", "bce_logits")
-CLASS_LOSSES = ("cross_entropy", "nll")
-LOSSES = TARGET_LOSSES + ("sum", "mean", "none")
 
 EXAMPLES = """\
 examples (from the repository's root):
@@ -338,38 +335,7 @@ def _seed():
         torch.manual_seed(0)
 
 
-# ----- losses -----------------------------------------------------------------------------
-
-def _loss_function(name, target):
-    """``loss(output, <target>)`` for a module's output, written with torch.nn.functional
-    (traced through the torch front end; run by torch for --check's reference)."""
-    import torch.nn.functional as F
-    fn = {"mse": F.mse_loss, "l1": F.l1_loss, "cross_entropy": F.cross_entropy,
-          "nll": F.nll_loss, "bce": F.binary_cross_entropy,
-          "bce_logits": F.binary_cross_entropy_with_logits}.get(name)
-    if fn is not None:
-        loss = _named(lambda output, t: fn(output, t), target)
-    elif name == "sum":
-        def loss(output):
-            return output.sum()
-    elif name == "mean":
-        def loss(output):
-            return output.mean()
-    else:
-        def loss(output):
-            return output
-    return loss
-
-
-def _named(fn, target):
-    """``fn(output, t)`` with its second parameter named ``target`` (the input's name)."""
-    def loss(output, *rest):
-        return fn(output, *rest)
-    loss.__signature__ = inspect.Signature(
-        [inspect.Parameter("output", inspect.Parameter.POSITIONAL_OR_KEYWORD),
-         inspect.Parameter(target, inspect.Parameter.POSITIONAL_OR_KEYWORD)])
-    return loss
-
+# ----- what to differentiate -------------------------------------------------------------
 
 class Problem:
     """What to differentiate: ``f`` (a function, or a ModuleFunction), its ``shapes``, the
@@ -391,7 +357,7 @@ def _module_problem(module, shapes, wrt, loss_name, dims):
                          + f" (e.g. --shape {needed[0]}=B,3; {needed[0]}= for a scalar)")
     probe = module_function(module, {k: v for k, v in shapes.items()
                                      if not _is_target_key(k, module)},
-                            loss=_loss_function("none", None))
+                            loss=named_loss("none", None))
     target = next(n for n in ("target", "y", "labels", "target_") if n not in probe.names)
     given_target = next((k for k in shapes if k in ("target", "y", "labels", "target_")
                          and k not in probe.names), None)
@@ -400,7 +366,7 @@ def _module_problem(module, shapes, wrt, loss_name, dims):
     if loss_name not in TARGET_LOSSES:
         if given_target is not None:
             raise UsageError(f"--shape {given_target}=...: --loss {loss_name} has no target")
-        mf = module_function(module, shapes, loss=_loss_function(loss_name, None))
+        mf = module_function(module, shapes, loss=named_loss(loss_name, None))
         if loss_name == "none":
             mf.__name__ = mf.__qualname__ = type(module).__name__
         return Problem(mf, mf.shapes, mf.translate_wrt(wrt), None)
@@ -416,7 +382,7 @@ def _module_problem(module, shapes, wrt, loss_name, dims):
         classes, default = None, out.shape
     full = dict(shapes)
     full.setdefault(target, default)
-    mf = module_function(module, full, loss=_loss_function(loss_name, target))
+    mf = module_function(module, full, loss=named_loss(loss_name, target))
     target_spec = full[target]
     integer = getattr(target_spec, "kind", "float") == "int"
 

@@ -12,29 +12,35 @@ statement about values the trace does not have. The formulas then hold where tor
 checks pass (a Normal's ``scale > 0``); the compiled code does not re-check them, and
 ``sg.check`` runs torch itself, with validation, on every sample.
 """
-from ..core import ops as sgo
+from ..core import extensions, ops as sgo
+from ..core.build import const
 from ..core.graph import Tensor, topo_order
 from ..core.shapes import dim_symbols, dims_equal, fmt_shape, shapes_equal
 from . import factories
-from .dispatch import dim_arg, torch_op
+from .dispatch import constant_array, dim_arg, torch_op
 
 
 def _as_bool(x):
     return x if x.kind == "bool" else sgo.ne(x, 0)
 
 
-def _all(input, dim=None, keepdim=False, *, out=None):
+def _reduce(reduction, input, dim, keepdim):
     x = _as_bool(input)
     if not x.shape:
         return x
-    return sgo.gt(sgo.amin(sgo.cast(x), axis=dim_arg(dim), keepdims=keepdim), 0.5)
+    reduced = reduction(sgo.cast(x), axis=dim_arg(dim), keepdims=keepdim)
+    if x.is_const:      # a constant check (scale > 0 of a constant scale) stays constant
+        value = 1.0 if x.attrs["value"] else 0.0
+        reduced = const(value, reduced.shape)
+    return sgo.gt(reduced, 0.5)
+
+
+def _all(input, dim=None, keepdim=False, *, out=None):
+    return _reduce(sgo.amin, input, dim, keepdim)
 
 
 def _any(input, dim=None, keepdim=False, *, out=None):
-    x = _as_bool(input)
-    if not x.shape:
-        return x
-    return sgo.gt(sgo.amax(sgo.cast(x), axis=dim_arg(dim), keepdims=keepdim), 0.5)
+    return _reduce(sgo.amax, input, dim, keepdim)
 
 
 torch_op("torch.all", "Tensor.all")(_all)
@@ -57,12 +63,24 @@ def to_integer(input, memory_format=None):
 
 def _value(x):
     """The NumPy value of a Tensor that depends on no symbolic input and has no symbolic
-    dims, else None."""
-    if any(node.op == "symbol" or dim_symbols(node.shape) for node in topo_order([x])):
+    dims, computed op by op; None when it depends on inputs or cannot be computed."""
+    import numpy
+    order = topo_order([x])
+    if any(node.op == "symbol" or dim_symbols(node.shape) for node in order):
         return None
-    from ..codegen import compile_function
-    (value,) = compile_function([x], [], "numpy", "value")()
-    return value
+    values = {}
+    try:
+        for node in order:
+            if node.is_const and node.kind == "bool":
+                values[id(node)] = numpy.full(node.shape, bool(node.attrs["value"]))
+            elif not node.inputs:
+                values[id(node)] = constant_array("validity check", node, "not a constant")
+            else:
+                values[id(node)] = extensions.evaluate(
+                    node.op, [values[id(i)] for i in node.inputs], dict(node.params))
+    except Exception:       # an op that cannot recompute here: the check stays undecided
+        return None
+    return values[id(x)]
 
 
 def _decided(x):

@@ -36,10 +36,10 @@ def _sympy_dir():
 def _hint(name):
     if name in _HINTS:
         return _HINTS[name]
-    import symgrad
+    from ..core import ops as sgo
     lower = name.lower()
     options = []
-    if hasattr(symgrad, lower):
+    if hasattr(sgo, lower):
         options.append(f"sg.{lower}(x)")
     torch = sys.modules.get("torch")
     if torch is not None and hasattr(torch, lower):
