@@ -90,12 +90,21 @@ DTYPES = {"float": "float64", "float64": "float64", "int": "int64", "int64": "in
           "long": "int64", "bool": "bool"}
 
 
+def _is_name(name):
+    """An identifier, or a module's qualified parameter name (``0.weight``, ``out.bias``)."""
+    if name.isidentifier():
+        return True
+    parts = name.split(".")
+    return len(parts) > 1 and all(p.isidentifier() or p.isdigit() for p in parts) \
+        and parts[-1].isidentifier()
+
+
 def shape_spec(text):
     """``NAME=d1,d2,...[:dtype]`` -> (NAME, shape); ``NAME=`` is a scalar; a dtype of
     ``int`` or ``bool`` gives a ``TensorSpec`` (class labels, masks)."""
     name, sep, dims = text.partition("=")
     name = name.strip()
-    if not sep or not name.isidentifier():
+    if not sep or not _is_name(name):
         raise argparse.ArgumentTypeError(
             f"invalid shape {text!r}: expected NAME=d1,d2,... (e.g. W=m,n or x=3; "
             "NAME= for a scalar; y=B:int for integer labels)")
@@ -138,8 +147,8 @@ def build_parser():
     p = _Parser(
         prog="symgrad",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Print derivatives of a Python function or a PyTorch nn.Module as "
-                    "formulas, LaTeX, a straight-line program or NumPy/torch source, or "
+        description="Print derivatives of a Python function or a PyTorch nn.Module as\n"
+                    "formulas, LaTeX, a straight-line program or NumPy/torch source, or\n"
                     "check them against torch.autograd.",
         epilog=EXAMPLES)
     from . import __version__
@@ -159,7 +168,8 @@ def build_parser():
              "their sizes unless given (e.g. --shape 0.weight=h,3)")
     inputs.add_argument(
         "--wrt", metavar="NAME", nargs="+", action="extend",
-        help="differentiate only w.r.t. these inputs, in this order (e.g. --wrt W b); "
+        help="differentiate only w.r.t. these inputs, in this order (e.g. --wrt W b; "
+             "a module's parameters by symbol or qualified name, --wrt out.bias); "
              "default: every parameter of a function, the trainable parameters of a "
              "module")
     inputs.add_argument(

@@ -682,3 +682,15 @@ def test_error_in_imported_module(tmp_path, capsys, monkeypatch):
     err = capsys.readouterr().err.strip()
     assert err == ("symgrad: error: RuntimeError: boom at import (at boom.py:1 in <module>); "
                    "--traceback shows the full traceback")
+
+
+def test_module_parameter_shapes_by_qualified_name(tmp_path, capsys):
+    """A module's parameter given symbolic dims on the command line by its qualified
+    name (``0.weight``), differentiated w.r.t. another by qualified name."""
+    mod = tmp_path / "seq.py"
+    mod.write_text("import torch\ndef make():\n    return torch.nn.Sequential(torch.nn.Linear("
+                   "3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))\n")
+    assert main([f"{mod}:make", "--shape", "input=3", "--shape", "0.weight=h,3", "--shape",
+                 "0.bias=h", "--shape", "2.weight=1,h", "--wrt", "0.bias"]) == 0
+    assert capsys.readouterr().out == (
+        "dL/db0 = (W2ᵀ 𝟙) ∘ (1 − tanh(W0 input + b0)∘²)    [shape (h,)]\n")
