@@ -35,3 +35,18 @@ class Classifier(nn.Module):
 def make_probabilities():
     """A module factory: the CLI calls a function of no arguments to get the module."""
     return nn.Sequential(nn.Linear(2, 1), nn.Sigmoid(), nn.Flatten(0))
+
+
+if __name__ == "__main__":
+    # the command line on this file: formulas, then a check against torch.autograd
+    import os
+    import sys
+
+    from symgrad.cli import main
+    for name, *options in (["Net", "--shape", "x=B,3", "--loss", "mse"],
+                           ["Classifier", "--shape", "x=B,4", "--loss", "cross_entropy",
+                            "--check"]):
+        print("$ symgrad", f"{os.path.basename(__file__)}:{name}", *options)
+        status = main([f"{__file__}:{name}", *options])
+        if status:
+            sys.exit(status)

@@ -556,6 +556,10 @@ def main(argv=None):
 def _report(parser, args, e):
     if args.traceback:
         raise e
+    from .errors import NonScalarOutputError
+    if isinstance(e, NonScalarOutputError) and not args.jacobian:
+        e = NonScalarOutputError(f"{_one_line(e)} (here: --jacobian for the Jacobian, or "
+                                 "--loss sum)")
     if isinstance(e, CheckError):
         print(f"{parser.prog}: check failed: {_one_line(e)}", file=sys.stderr)
         return CHECK_FAILED_EXIT

@@ -348,6 +348,7 @@ def test_tracing_shape_error_is_one_line(cli):
 def test_non_scalar_output_points_to_vjp(cli, mode):
     line = usage_error(cli("non_scalar"))
     assert "scalar" in line and "(m,)" in line and "sg.vjp" in line
+    assert line.endswith("(here: --jacobian for the Jacobian, or --loss sum)")
 
 
 @pytest.mark.parametrize("case, words", [

@@ -87,7 +87,8 @@ def test_a_dim_is_still_the_sympy_symbol():
     assert isinstance(n, Dim) and isinstance(n, sympy.Symbol)
     assert n == plain and plain == n and hash(n) == hash(plain) and not n != plain
     assert sympy.srepr(n) == "Symbol('n', integer=True, positive=True)"
-    assert pickle.loads(pickle.dumps(n)) is n
+    again = pickle.loads(pickle.dumps(n))
+    assert isinstance(again, Dim) and again == n
     assert str(2 * n - 1) == "2*n - 1" and (n > 0) is sympy.true
 
 
