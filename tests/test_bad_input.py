@@ -475,7 +475,7 @@ def test_cli_missing_function_in_a_file_without_functions(tmp_path, capsys):
     path = tmp_path / "empty.py"
     path.write_text("X = 1\n")
     line = cli_error([f"{path}:loss"], capsys)
-    assert "has no function 'loss'" in line and "functions there" not in line
+    assert "has no function or module 'loss'" in line and "functions" not in line
 
 
 def test_cli_missing_function_suggests_the_ones_there(tmp_path, capsys):
@@ -483,16 +483,16 @@ def test_cli_missing_function_suggests_the_ones_there(tmp_path, capsys):
     path.write_text("import symgrad as sg\ndef loss(x):\n    return sg.sum(x)\n"
                     "def other(x):\n    return x\n")
     line = cli_error([f"{path}:Loss"], capsys)
-    assert "has no function 'Loss'" in line and "loss, other" in line
+    assert "has no function or module 'Loss'" in line and "loss, other" in line
 
 
 @pytest.mark.parametrize("target", ["model.py:", ":loss", "model.py"])
 def test_cli_malformed_target(target, capsys):
-    assert "expected FILE:FUNC" in cli_error([target], capsys)
+    assert "expected FILE.py:NAME or package.module:NAME" in cli_error([target], capsys)
 
 
 def test_cli_errors_are_symgrad_errors(tmp_path):
-    from symgrad.cli import UsageError, load_function
+    from symgrad.cli import UsageError, load_target
     assert issubclass(UsageError, sg.SymgradError)
     with raises(UsageError, "no such file"):
-        load_function(f"{tmp_path / 'missing.py'}:f")
+        load_target(f"{tmp_path / 'missing.py'}:f")

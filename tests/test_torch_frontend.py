@@ -439,6 +439,22 @@ EXAMPLES.update({
 from torch_examples_elem import EXAMPLES as _ELEM_EXAMPLES  # noqa: E402
 EXAMPLES.update({k: Ex(*v) for k, v in _ELEM_EXAMPLES.items()})
 
+# boolean reductions and validity checks, as torch.distributions' argument validation runs
+# them (torchfront/distributions.py); a check of traced values passes while tracing
+EXAMPLES.update({
+    "torch.all": Ex(lambda op, x: torch.where(op(x > 0, dim=1, keepdim=True), x, 2 * x)
+                    + torch.where(op(x > -5), x, 0 * x), X),
+    "torch.any": Ex(lambda op, x: torch.where(op(x > 0, 0), x, 2 * x), X),
+    "torch.Tensor.all": Ex(lambda op, x: torch.where(op(x > 0, -1, True), x, 2 * x), X),
+    "torch.Tensor.any": Ex(lambda op, x: torch.where(op(x > 1, dim=1), x.T, 3 * x.T).T, X),
+    "torch.Tensor.long": Ex(lambda op, x, ids: torch.gather(x, 1, op(ids)),
+                            {"x": (3, 4), "ids": INT(3, 2)}),
+    "torch.Tensor.int": Ex(lambda op, x, ids: torch.gather(x, 1, op(ids).long()),
+                           {"x": (3, 4), "ids": INT(3, 2)}),
+    "torch._is_all_true": Ex(lambda op, x: x * 2 if op(x == x) else x, X),
+    "torch._is_any_true": Ex(lambda op, x: x * 2 if op(x == x) else x, X),
+})
+
 
 def _registry_examples():
     """An elementwise op that maps a torch name needs no example of its own: it is

@@ -13,10 +13,152 @@ import sympy
 from ..errors import ShapeError
 
 
+class DimValueError(ShapeError, TypeError):
+    """A symbolic dim used where Python needs a number (``float(n)``, ``math.log(n)``,
+    ``range(n)``, ``if n > 3``): its size is known only when the compiled function runs.
+    A TypeError too, as Python's own error there is."""
+
+
+_KEEP_SYMBOLIC = ("keep it symbolic with sg ops, which take dims and their arithmetic "
+                  "(sg.log(n), sg.sqrt(n), x / n; in torch code torch.log(torch.tensor(n))), "
+                  "or give the input a concrete size (shapes={'x': (8, ...)}, on the "
+                  "command line --shape x=8,...)")
+
+
+def number_needed(dim, what):
+    """The DimValueError for ``what`` (``float()``, ``int()``, ...) applied to ``dim`` (a
+    dim, an expression of dims, or a description of one)."""
+    if isinstance(dim, sympy.Symbol):
+        subject = f"{dim} is a symbolic dim"
+    elif isinstance(dim, sympy.Basic):
+        subject = f"{dim} is an expression of symbolic dims"
+    else:
+        subject = f"it got {dim}, an expression of symbolic dims"
+    advice, need = _KEEP_SYMBOLIC, "a number"
+    if what.startswith("range"):
+        advice = ("write the loop with tensor ops (sum, cumsum, matmul, sg.take) so it stays "
+                  "one formula for every size, or " + advice[advice.index("give"):])
+    elif what.startswith("a comparison"):
+        need = "a decided truth value"
+        advice = ("branch with sg.where on values, or give the input a concrete size "
+                  "(shapes={'x': (8, ...)}); comparisons a dim's sign decides (n > 0) work")
+    return DimValueError(f"{what} needs {need}, but {subject} (its size is known only "
+                         f"when the compiled function runs); {advice}")
+
+
+_SYMPY_MESSAGES = {"Cannot convert expression to float":
+                   "float() (or a math function such as math.log)",
+                   "Cannot convert symbols to int": "int()",
+                   "Cannot convert complex to int": "int()"}
+
+
+def translate_number_error(exc):
+    """The DimValueError for a TypeError that SymPy (or Python) raised because an
+    expression of dims (``n - 1``, ``2 * n``) met ``float()``, ``int()``, ``range()`` or
+    ``if``, or None for any other exception. ``Dim`` catches a bare dim itself; this
+    catches expressions, at the boundary of a trace."""
+    if not isinstance(exc, TypeError) or isinstance(exc, ShapeError):
+        return None
+    message = str(exc)
+    frames = []
+    tb = exc.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    expr = frames[-1].f_locals.get("self") if frames else None
+    if isinstance(expr, sympy.Basic) and expr.free_symbols and all(
+            isinstance(d, Dim) for d in expr.free_symbols):
+        if message in _SYMPY_MESSAGES:
+            return number_needed(expr, _SYMPY_MESSAGES[message])
+        if message.startswith("cannot determine truth value of Relational"):
+            dims = sorted(expr.free_symbols, key=str)
+            return number_needed(dims[0] if len(dims) == 1 else expr,
+                                 f"a comparison ({expr}) used as a truth value")
+    name = message.split("'")[1] if message.count("'") >= 2 else ""
+    if message.endswith("object cannot be interpreted as an integer") and name in (
+            "Add", "Mul", "Pow", "floor", "ceiling", "Max", "Min", "Mod"):
+        return number_needed(f"a SymPy {name}", "range(), indexing or an int argument")
+    return None
+
+
+class Dim(sympy.Symbol):
+    """A named dim: a positive integer SymPy symbol that works in Python arithmetic and in
+    comparisons its sign decides (``n * 2``, ``n - 1``, ``n > 0``), and raises a
+    ``DimValueError`` naming itself where Python needs a number (``float(n)``,
+    ``math.log(n)``, ``int(n)``, ``range(n)``) or a truth value (``if n > 3``).
+
+    To SymPy it is the Symbol it always was: its class is *named* ``Symbol`` (SymPy
+    hashes, orders and prints by class name) and it equals ``sympy.Symbol(name,
+    integer=True, positive=True)``, so formulas, their order and ``srepr`` are unchanged
+    and user code comparing with such a Symbol keeps working."""
+
+    def __eq__(self, other):
+        if self is other:
+            return True
+        if type(other) is sympy.Symbol:
+            return self._hashable_content() == other._hashable_content()
+        return super().__eq__(other)
+
+    def __ne__(self, other):
+        return not self == other
+
+    __hash__ = sympy.Symbol.__hash__
+
+    def __float__(self):
+        raise number_needed(self, "float() (or a math function such as math.log)")
+
+    def __int__(self):
+        raise number_needed(self, "int()")
+
+    def __index__(self):
+        raise number_needed(self, "range(), indexing or an int argument")
+
+    def __complex__(self):
+        raise number_needed(self, "complex()")
+
+    def _compare(self, other, method):
+        result = getattr(super(), method)(other)
+        if isinstance(result, sympy.core.relational.Relational):
+            return _UNDECIDED[type(result)](*result.args)
+        return result
+
+    def __lt__(self, other):
+        return self._compare(other, "__lt__")
+
+    def __le__(self, other):
+        return self._compare(other, "__le__")
+
+    def __gt__(self, other):
+        return self._compare(other, "__gt__")
+
+    def __ge__(self, other):
+        return self._compare(other, "__ge__")
+
+
+def _undecided(base):
+    """``base`` (a SymPy inequality) whose truth value raises a DimValueError."""
+    def __bool__(self):
+        dims = sorted(map(str, self.free_symbols))
+        raise number_needed(dim_symbol(dims[0]) if len(dims) == 1 else self,
+                            f"a comparison ({self}) used as a truth value")
+    name = "Undecided" + base.__name__
+    cls = type(name, (base,), {"__bool__": __bool__, "__module__": __name__,
+                               "__qualname__": name})
+    globals()[name] = cls
+    return cls
+
+
+_UNDECIDED = {cls: _undecided(cls) for cls in (
+    sympy.StrictLessThan, sympy.LessThan, sympy.StrictGreaterThan, sympy.GreaterThan)}
+
+
+Dim.__name__ = "Symbol"
+
+
 @lru_cache(maxsize=None)
 def dim_symbol(name):
     """The SymPy symbol for a named dim; one object per name, so dims compare by identity."""
-    return sympy.Symbol(name, integer=True, positive=True)
+    return Dim(name, integer=True, positive=True)
 
 
 def as_dim(d):

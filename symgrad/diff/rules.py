@@ -8,8 +8,6 @@ and line.
 import ast
 from pathlib import Path
 
-import yaml
-
 from ..core.opdef import OPS
 from ..errors import NotDifferentiableError, RuleError
 from .formula import Formula, compile_formula, formula_functions
@@ -148,6 +146,7 @@ def _parse_signature(text, where):
 
 
 def _entry(node, file):
+    import yaml
     if not isinstance(node, yaml.MappingNode):
         raise RuleError(f"{file}:{node.start_mark.line + 1}: each rule is a mapping "
                         "with an 'op' key")
@@ -163,6 +162,7 @@ def _entry(node, file):
 
 def parse_rules(text, file):
     """Rules from one file's text; raises RuleError with file and line on any problem."""
+    import yaml   # here, not at import: the rule files are read on first use
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as e:
@@ -246,10 +246,24 @@ def rules_dir():
 
 
 class RuleTable:
-    """``sg.rules``: every op symgrad can differentiate, by name."""
+    """``sg.rules``: every op symgrad can differentiate, by name. The package's rule
+    files are read on first use (parsing them is a good part of ``import symgrad``)."""
 
-    def __init__(self):
-        self._rules = {}
+    def __init__(self, folder=None, display=None):
+        self._loaded = {}
+        self._pending = (folder, display) if folder is not None else None
+
+    @property
+    def _rules(self):
+        if self._pending is not None:
+            folder, display = self._pending
+            self._pending = None
+            try:
+                self.load_dir(folder, display)
+            except BaseException:
+                self._pending = (folder, display)
+                raise
+        return self._loaded
 
     def load_text(self, text, file="<string>"):
         new = parse_rules(text, file)
@@ -301,5 +315,4 @@ class RuleTable:
         return f"<symgrad rule table: {len(self)} ops>"
 
 
-rules = RuleTable()
-rules.load_dir(rules_dir(), display="rules")
+rules = RuleTable(rules_dir(), display="rules")

@@ -12,4 +12,5 @@ from . import decomp, dispatch, distances, factories, functional, gather, grid  
 from . import linalg, losses, masked, native_norm, norm, pointwise, pool  # noqa: F401
 from . import products, recurrent, refusals, scatter, segment, shape, sorting  # noqa: F401
 from . import special, statistics, strided, unpool, views  # noqa: F401
+from . import distributions, sympy_guard  # noqa: F401
 from .dispatch import supported  # noqa: F401

@@ -260,7 +260,10 @@ class UnsupportedAttributeError(UnsupportedOpError, AttributeError):
 def tensor_attribute(x, name):
     """``x.<name>`` for a name ``sg.Tensor`` does not define: a mapped torch method bound
     to ``x``, a mapped property, or an error naming ``torch.Tensor.<name>``."""
-    if name.startswith("__") or name in ("_sympy_", "_fields"):
+    if name == "_sympy_":
+        from .sympy_guard import sympy_conversion
+        return lambda: sympy_conversion(x)
+    if name.startswith("__") or name == "_fields":
         raise AttributeError(f"'Tensor' object has no attribute {name!r}")
     if name in TENSOR_PROPERTIES:
         return TENSOR_PROPERTIES[name](x)

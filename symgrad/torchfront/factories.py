@@ -20,9 +20,9 @@ import sympy
 from ..core import ops as sgo
 from ..core.build import const
 from ..core.graph import Tensor
-from ..core.ops.indexing import positions
+from ..core.ops.indexing import positions, stack
 from ..core.ops.linalg import eye as sg_eye
-from ..core.shapes import as_dim
+from ..core.shapes import as_dim, translate_number_error
 from ..errors import ParameterError
 
 _lock = threading.Lock()
@@ -125,9 +125,45 @@ def canonical_mask(mask, mask_name, other_type, other_name, target_type, check_o
         mask, mask_name, other_type, other_name, target_type, check_other)
 
 
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """``torch.tensor(n)`` of a dim (or a list of dims): the dim as a constant, so
+    ``torch.log(torch.tensor(x.shape[0]))`` traces."""
+    return _from_dims("tensor", data, dtype, lambda: _originals["tensor"](
+        data, dtype=dtype, device=device, requires_grad=requires_grad, pin_memory=pin_memory))
+
+
+def as_tensor(data, dtype=None, device=None):
+    return _from_dims("as_tensor", data, dtype,
+                      lambda: _originals["as_tensor"](data, dtype=dtype, device=device))
+
+
+def _from_dims(name, data, dtype, original):
+    if isinstance(data, Tensor):        # torch.as_tensor(x) of a traced x (in torch code)
+        if dtype is None or data.kind == "float" and "float" in str(dtype) or \
+                data.kind != "float" and "float" not in str(dtype):
+            return data
+        return sgo.cast(data) if data.kind == "bool" else original()
+    items = data if type(data) in (list, tuple) else None
+    if not (_is_symbolic(data) and not isinstance(data, Tensor)
+            or items is not None and items and all(not isinstance(v, (list, tuple, Tensor))
+                                                   for v in items) and _symbolic(items)):
+        return original()
+    _check_dtype(name, dtype)
+    if items is None:
+        return const(sympy.sympify(data))
+    return stack([v if isinstance(v, Tensor) else const(sympy.sympify(v)) for v in items])
+
+
 _WRAPPERS = {"zeros": _filled("zeros", 0.0), "ones": _filled("ones", 1.0),
              "empty": _filled("empty", 0.0), "full": full, "eye": eye, "arange": arange,
+             "tensor": tensor, "as_tensor": as_tensor,
              "nn.functional._canonical_mask": canonical_mask}
+
+
+def register(dotted, wrapper):
+    """Put ``wrapper`` in front of ``torch.<dotted>`` while a trace runs (as the
+    factories above are); for other families of the torch front end."""
+    _WRAPPERS[dotted] = wrapper
 
 
 def _owner(torch, dotted):
@@ -139,12 +175,26 @@ def _owner(torch, dotted):
 
 
 @contextlib.contextmanager
+def _dim_errors():
+    """A TypeError from an expression of dims where Python needs a number (``float(n -
+    1)``, ``range(2 * n)``) as the DimValueError that says what to do instead."""
+    try:
+        yield
+    except TypeError as e:
+        translated = translate_number_error(e)
+        if translated is None:
+            raise
+        raise translated from e
+
+
+@contextlib.contextmanager
 def symbolic_sizes():
     """While active, torch's factories accept symbolic sizes (see the module docstring)."""
     global _active
     torch = sys.modules.get("torch")
     if torch is None:
-        yield
+        with _dim_errors():
+            yield
         return
     with _lock:
         if _active == 0:
@@ -155,7 +205,8 @@ def symbolic_sizes():
                     setattr(owner, attr, wrapper)
         _active += 1
     try:
-        yield
+        with _dim_errors():
+            yield
     finally:
         with _lock:
             _active -= 1
