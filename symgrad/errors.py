@@ -36,7 +36,7 @@ class UnsupportedOpError(SymgradError, NotImplementedError):
     """An op or torch function with no derivative rule. The message names the op and,
     unless it already says what to do instead, ends with the ``sg.Function`` escape hatch."""
 
-    def __init__(self, message="", *args):
+    def __init__(self, message: object = "", *args: object) -> None:
         text = str(message)
         if "sg.Function" not in text:
             text = f"{text.rstrip()}\n\n{ESCAPE_HATCH}"

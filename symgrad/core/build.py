@@ -16,6 +16,7 @@ import math
 import sys
 import threading
 import weakref
+from typing import Any, Callable, TypeVar
 
 import sympy
 
@@ -24,13 +25,16 @@ from . import extensions, grad_mode
 from .graph import Tensor
 from .opdef import ArrayOp, OPS, defop, public
 from .shapes import KIND_DTYPES, as_shape, check_dim_expression, dtype_kind
+from .types import ShapeLike, TensorLike
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 _gc_lock = threading.Lock()
 _gc_pauses = [0, False]   # calls inside gc_paused (all threads), collector on before them
 
 
-def gc_paused(fn):
+def gc_paused(fn: _F) -> _F:
     """Run ``fn`` with Python's cyclic garbage collector paused. Building a large graph
     allocates many small objects that form no cycles, and each collection walks every
     live node: with 10⁵ nodes the collector took more than half the time. The collector
@@ -50,7 +54,7 @@ def gc_paused(fn):
                 _gc_pauses[0] -= 1
                 if _gc_pauses[0] == 0 and _gc_pauses[1]:
                     gc.enable()
-    return wrapper
+    return wrapper  # type: ignore[return-value]  # functools.wraps keeps the signature
 
 
 class InternTable:
@@ -61,7 +65,8 @@ class InternTable:
     __slots__ = ("refs", "_remove")
 
     def __init__(self):
-        refs = self.refs = {}
+        refs: dict[Any, KeyedRef] = {}
+        self.refs = refs
 
         def remove(ref, pop=refs.pop):
             key = ref.key
@@ -87,6 +92,7 @@ class InternTable:
 
 class KeyedRef(weakref.ref):
     __slots__ = ("key",)
+    key: Any
 
 
 interned = InternTable()
@@ -156,7 +162,7 @@ def _symbol_expr(attrs):
 
 @defop("symbol", (), sympy=_symbol_expr, shape=_leaf_shape, differentiable=False,
        doc="a named input")
-def symbol(name, shape=(), dtype=None):
+def symbol(name: str, shape: ShapeLike = (), dtype: str | None = None) -> Tensor:
     """A named symbolic input, e.g. ``sg.symbol("W", shape=("m", "n"))``; ``dtype``
     "int64" or "bool" (or a ``TensorSpec`` with one as ``shape``) makes an integer or
     boolean input, which carries no gradient."""
@@ -166,7 +172,7 @@ def symbol(name, shape=(), dtype=None):
         dtype = getattr(shape, "dtype", "float64")
     kind = dtype_kind(dtype)
     shape = tuple(as_shape(shape))
-    params = (("name", name), ("shape", shape))
+    params: tuple[tuple[str, Any], ...] = (("name", name), ("shape", shape))
     if kind != "float":
         params += (("dtype", KIND_DTYPES[kind]),)
     return leaf("symbol", params, shape, kind)
@@ -243,7 +249,7 @@ def reference_run():
     return getattr(_reference_run, "active", None)
 
 
-def const(value, shape=()):
+def const(value: TensorLike | sympy.Expr, shape: ShapeLike = ()) -> Tensor:
     """A constant filling ``shape``; ``value`` is a number or a SymPy expression of dims
     (an array or tensor is a constant array of its own shape)."""
     ref = reference_run()
@@ -291,18 +297,18 @@ def number(value):
     return sympy.Float(value)
 
 
-def zeros(shape):
+def zeros(shape: ShapeLike) -> Tensor:
     """An array of zeros; dims are ints or names (``sg.zeros(("n", 3))``), as in
     ``torch.zeros``. Its gradient is nothing: it is a constant."""
     return const(sympy.S.Zero, _sizes(shape))
 
 
-def ones(shape):
+def ones(shape: ShapeLike) -> Tensor:
     """An array of ones (``sg.ones("n")`` is the all-ones vector 𝟙 of length n)."""
     return const(sympy.S.One, _sizes(shape))
 
 
-def full(shape, value):
+def full(shape: ShapeLike, value: float | sympy.Expr) -> Tensor:
     """An array filled with ``value``, a number or an expression of dims
     (``sg.full(("n",), 0.5)``), as in ``torch.full``."""
     return const(value, _sizes(shape))
@@ -313,17 +319,17 @@ def _sizes(shape):
     return tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
 
 
-def zeros_like(x):
+def zeros_like(x: TensorLike) -> Tensor:
     """Zeros of ``x``'s shape (symbolic dims too)."""
     return zeros(as_tensor(x, "zeros_like").shape)
 
 
-def ones_like(x):
+def ones_like(x: TensorLike) -> Tensor:
     """Ones of ``x``'s shape (symbolic dims too)."""
     return ones(as_tensor(x, "ones_like").shape)
 
 
-def full_like(x, value):
+def full_like(x: TensorLike, value: float | sympy.Expr) -> Tensor:
     """``value`` filling ``x``'s shape (symbolic dims too)."""
     return full(as_tensor(x, "full_like").shape, value)
 

@@ -7,6 +7,7 @@ import ast
 import operator
 import threading
 from functools import lru_cache
+from typing import Any
 
 import sympy
 
@@ -259,7 +260,7 @@ class TensorSpec(tuple):
     compiled function like any other, checked at call time, with no gradient. The
     annotation ``sg.Tensor["m", "n"]`` builds a float one."""
 
-    def __new__(cls, dims=(), dtype="float64"):
+    def __new__(cls, dims: Any = (), dtype: str = "float64") -> "TensorSpec":
         kind = dtype_kind(dtype)
         self = super().__new__(cls, as_shape(tuple(dims) if isinstance(dims, (tuple, list))
                                             else (dims,)))
@@ -268,7 +269,7 @@ class TensorSpec(tuple):
         return self
 
     @property
-    def shape(self):
+    def shape(self) -> tuple[Any, ...]:
         return tuple(self)
 
     def __reduce__(self):

@@ -7,6 +7,7 @@ and line.
 """
 import ast
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -29,7 +30,8 @@ class Rule:
     """Derivative rules of one op: ``vjp[input]`` is a Formula, ``NON_DIFFERENTIABLE`` or
     ``NotImplementedGradient``; ``jvp`` is a Formula or None."""
 
-    def __init__(self, name, inputs, params, vjp, jvp, file, line):
+    def __init__(self, name: str, inputs: tuple[str, ...], params: dict[str, Any],
+                 vjp: dict[str, Any], jvp: Any, file: str, line: int) -> None:
         self.name = name
         self.inputs = inputs
         self.params = params
@@ -39,37 +41,37 @@ class Rule:
         self.line = line
 
     @property
-    def source(self):
+    def source(self) -> str:
         return f"{self.file}:{self.line}"
 
     @property
-    def outputs(self):
+    def outputs(self) -> tuple[str, ...]:
         """The op's outputs as formulas name them; every op has one, ``result``."""
         return ("result",)
 
     @property
-    def vjp_text(self):
+    def vjp_text(self) -> dict[str, str]:
         """``{input: formula text}`` as written in the rule file."""
         return {inp: self.formula_text(inp) for inp in self.inputs}
 
     @property
-    def jvp_text(self):
+    def jvp_text(self) -> str | None:
         return self.jvp.text if self.jvp is not None else None
 
     @property
-    def signature(self):
+    def signature(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
         return f"{self.name}({', '.join(self.inputs)}{', *, ' + params if params else ''})"
 
     @property
-    def differentiable(self):
+    def differentiable(self) -> bool:
         """True when the op's output can carry a gradient."""
         return any(v is not NON_DIFFERENTIABLE for v in self.vjp.values())
 
-    def input_differentiable(self, i):
+    def input_differentiable(self, i: int) -> bool:
         return self.vjp[self.inputs[i]] is not NON_DIFFERENTIABLE
 
-    def formula_text(self, inp):
+    def formula_text(self, inp: str) -> str:
         v = self.vjp[inp]
         if isinstance(v, Formula):
             return v.text
@@ -82,7 +84,7 @@ class Rule:
         env["result"] = node
         return env
 
-    def apply_vjp(self, node, i, grad):
+    def apply_vjp(self, node: Any, i: int, grad: Any) -> Any:
         """The gradient contribution to input ``i`` of ``node`` given ``grad``."""
         entry = self.vjp[self.inputs[i]]
         if entry is NON_DIFFERENTIABLE:
@@ -95,7 +97,7 @@ class Rule:
         env["grad"] = grad
         return entry(env)
 
-    def apply_jvp(self, node, tangents):
+    def apply_jvp(self, node: Any, tangents: Any) -> Any:
         if self.jvp is None:
             if not self.differentiable:
                 return None
