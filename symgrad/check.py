@@ -25,7 +25,17 @@ from .torchfront.module import as_function
 
 @dataclass
 class CheckReport:
-    """What ``check`` compared and the largest deviations it saw."""
+    """What ``check`` compared and the largest deviations it saw.
+
+    Example:
+
+    >>> import symgrad as sg
+    >>> report = sg.check(lambda x: sg.sin(x) * x, trials=1)
+    >>> report.ok, report.wrt
+    (True, ['x'])
+    >>> sorted(report.max_abs_error)
+    ['H·v d/dx [numpy]', 'H·v d/dx [torch]', 'd/dx [numpy]', 'd/dx [torch]']
+    """
 
     function: str
     wrt: list[str]
@@ -150,6 +160,13 @@ def check(f: Callable[..., Any], shapes: Shapes | None = None,
     through torch.func.functional_call, then ``loss``). Returns a ``CheckReport``; raises
     ``CheckError`` on the first mismatch, or with ``raise_on_mismatch=False`` records
     every mismatch in ``report.failures`` (``report.ok`` is then False).
+
+    Example:
+
+    >>> import symgrad as sg
+    >>> report = sg.check(lambda x, y: sg.sum(sg.tanh(x) * y), shapes={"x": ("n",), "y": ("n",)}, trials=1)
+    >>> report.ok, report.order, report.dims
+    (True, 2, {'n': 2})
     """
     torch = require_torch("sg.check (it compares with torch.autograd)")
 

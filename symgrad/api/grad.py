@@ -155,7 +155,25 @@ def _check_scalar(out, what):
 
 
 class GradFn(DerivativeFn):
-    """The gradient of a scalar function as formulas, a program and compiled code."""
+    r"""The gradient of a scalar function as formulas, a program and compiled code.
+
+    Example:
+
+    >>> import symgrad as sg
+    >>> g = sg.grad_fn(lambda x, y: x * sg.exp(y))
+    >>> print(g)
+    df/dx = exp(y)
+    df/dy = x*exp(y)
+    >>> g.formulas
+    {'x': exp(y), 'y': x*exp(y)}
+    >>> g.compile()(2.0, 0.0)
+    (1.0, 2.0)
+    >>> print(g.latex())
+    \begin{aligned}
+    \frac{\partial f}{\partial x} &= e^{y} \\
+    \frac{\partial f}{\partial y} &= x e^{y}
+    \end{aligned}
+    """
 
     def __init__(self, name: str, inputs: list[Tensor], wrt: list[Tensor], value: Tensor,
                  grads: Sequence[Tensor | None]) -> None:
@@ -232,7 +250,19 @@ def grad(outputs: TensorLike | Sequence[TensorLike], inputs: Tensor | Sequence[T
     Tensors (differentiable again). ``retain_graph``/``create_graph`` are accepted for
     compatibility; symbolic gradients are always differentiable. On torch tensors it is
     ``torch.autograd.grad`` with ``create_graph=True`` (so a function using it runs on
-    torch tensors too, as ``sg.check``'s reference run does)."""
+    torch tensors too, as ``sg.check``'s reference run does).
+
+    Example:
+
+    >>> import symgrad as sg
+    >>> a = sg.symbol("a")
+    >>> b = sg.symbol("b")
+    >>> da, db = sg.grad(a * sg.sin(b), [a, b])
+    >>> da, db
+    (Tensor(sin(b), shape=()), Tensor(a*cos(b), shape=()))
+    >>> sg.grad(da * db, [b])
+    (Tensor(-a*sin(b)**2 + a*cos(b)**2, shape=()),)
+    """
     outs, _ = _as_list(outputs)
     ins, _ = _as_list(inputs)
     torch = torch_module()

@@ -165,7 +165,18 @@ def _symbol_expr(attrs):
 def symbol(name: str, shape: ShapeLike = (), dtype: str | None = None) -> Tensor:
     """A named symbolic input, e.g. ``sg.symbol("W", shape=("m", "n"))``; ``dtype``
     "int64" or "bool" (or a ``TensorSpec`` with one as ``shape``) makes an integer or
-    boolean input, which carries no gradient."""
+    boolean input, which carries no gradient.
+
+    Example:
+
+    >>> import symgrad as sg
+    >>> W = sg.symbol("W", shape=("m", "n"))
+    >>> W
+    Tensor(W, shape=(m, n))
+    >>> ids = sg.symbol("ids", shape=("B",), dtype="int64")
+    >>> ids.kind
+    'int'
+    """
     if not isinstance(name, str) or not name.isidentifier():
         raise ParameterError(f"symbol name must be a Python identifier, got {name!r}")
     if dtype is None:
@@ -251,7 +262,17 @@ def reference_run():
 
 def const(value: TensorLike | sympy.Expr, shape: ShapeLike = ()) -> Tensor:
     """A constant filling ``shape``; ``value`` is a number or a SymPy expression of dims
-    (an array or tensor is a constant array of its own shape)."""
+    (an array or tensor is a constant array of its own shape).
+
+    Example:
+
+    >>> import symgrad as sg
+    >>> c = sg.const(2.5)
+    >>> c
+    Tensor(2.5, shape=())
+    >>> sg.const(1, shape=("n",))
+    Tensor(ones((n,)), shape=(n,))
+    """
     ref = reference_run()
     if ref is not None and not getattr(value, "ndim", 0):
         return ref.full(shape if isinstance(shape, (tuple, list)) else (shape,),
@@ -299,18 +320,43 @@ def number(value):
 
 def zeros(shape: ShapeLike) -> Tensor:
     """An array of zeros; dims are ints or names (``sg.zeros(("n", 3))``), as in
-    ``torch.zeros``. Its gradient is nothing: it is a constant."""
+    ``torch.zeros``. Its gradient is nothing: it is a constant.
+
+    Example:
+
+    >>> import symgrad as sg
+    >>> sg.zeros(("n", 3))
+    Tensor(zeros((n, 3)), shape=(n, 3))
+    >>> import numpy as np
+    >>> sg.zeros(2).shape
+    (2,)
+    """
     return const(sympy.S.Zero, _sizes(shape))
 
 
 def ones(shape: ShapeLike) -> Tensor:
-    """An array of ones (``sg.ones("n")`` is the all-ones vector 𝟙 of length n)."""
+    """An array of ones (``sg.ones("n")`` is the all-ones vector 𝟙 of length n).
+
+    Example:
+
+    >>> import symgrad as sg
+    >>> v = sg.symbol("v", shape=("n",))
+    >>> print(sg.grad_fn(lambda v: sg.sum(v * sg.ones("n")), shapes={"v": ("n",)}))
+    df/dv = 𝟙    [shape (n,)]
+    """
     return const(sympy.S.One, _sizes(shape))
 
 
 def full(shape: ShapeLike, value: float | sympy.Expr) -> Tensor:
     """An array filled with ``value``, a number or an expression of dims
-    (``sg.full(("n",), 0.5)``), as in ``torch.full``."""
+    (``sg.full(("n",), 0.5)``), as in ``torch.full``.
+
+    Example:
+
+    >>> import symgrad as sg
+    >>> sg.full(("n",), 0.5)
+    Tensor(full((n,), 0.5), shape=(n,))
+    """
     return const(value, _sizes(shape))
 
 
@@ -320,17 +366,41 @@ def _sizes(shape):
 
 
 def zeros_like(x: TensorLike) -> Tensor:
-    """Zeros of ``x``'s shape (symbolic dims too)."""
+    """Zeros of ``x``'s shape (symbolic dims too).
+
+    Example:
+
+    >>> import symgrad as sg
+    >>> v = sg.symbol("v", shape=("n", 2))
+    >>> sg.zeros_like(v).shape
+    (n, 2)
+    """
     return zeros(as_tensor(x, "zeros_like").shape)
 
 
 def ones_like(x: TensorLike) -> Tensor:
-    """Ones of ``x``'s shape (symbolic dims too)."""
+    """Ones of ``x``'s shape (symbolic dims too).
+
+    Example:
+
+    >>> import symgrad as sg
+    >>> v = sg.symbol("v", shape=("n",))
+    >>> sg.ones_like(v)
+    Tensor(ones((n,)), shape=(n,))
+    """
     return ones(as_tensor(x, "ones_like").shape)
 
 
 def full_like(x: TensorLike, value: float | sympy.Expr) -> Tensor:
-    """``value`` filling ``x``'s shape (symbolic dims too)."""
+    """``value`` filling ``x``'s shape (symbolic dims too).
+
+    Example:
+
+    >>> import symgrad as sg
+    >>> v = sg.symbol("v", shape=("n",))
+    >>> sg.full_like(v, 3.0)
+    Tensor(full((n,), 3), shape=(n,))
+    """
     return full(as_tensor(x, "full_like").shape, value)
 
 
