@@ -237,16 +237,7 @@ def vjp(f: Callable[..., Any], *primals: TensorLike,
         has_aux: bool = False) -> tuple[Any, ...]:
     """``(output, vjp_fn)`` like ``torch.func.vjp``: ``vjp_fn(cotangents)`` returns one
     gradient per primal (a tuple), for cotangents shaped like the output (a tuple of them
-    when ``f`` returns a tuple). With ``has_aux``: ``(output, vjp_fn, aux)``.
-
-    Example:
-
-    >>> import symgrad as sg
-    >>> import numpy as np
-    >>> out, vjp_fn = sg.vjp(lambda x: sg.sin(x) * 2, np.array([0.0, 1.0]))
-    >>> vjp_fn(np.array([1.0, 1.0]))
-    (array([2.        , 1.08060461]),)
-    """
+    when ``f`` returns a tuple). With ``has_aux``: ``(output, vjp_fn, aux)``."""
     if not primals:
         _no_primals("sg.vjp", "jacobian")
     p = Primals(f, "sg.vjp", primals)
@@ -292,15 +283,7 @@ def jvp(f: Callable[..., Any], primals: TensorLike | Sequence[TensorLike],
     """``(output, tangent_out)`` like ``torch.func.jvp``: the Jacobian of ``f`` at
     ``primals`` times ``tangents`` (tuples, one tangent per primal, of its shape), by one
     forward sweep with the rules' JVP formulas. With ``has_aux``: ``(output, tangent_out,
-    aux)``. ``strict`` is accepted for compatibility.
-
-    Example:
-
-    >>> import symgrad as sg
-    >>> out, tangent = sg.jvp(lambda x: x ** 3, (2.0,), (1.0,))
-    >>> out, tangent
-    (8.0, 12.0)
-    """
+    aux)``. ``strict`` is accepted for compatibility."""
     p, tans, _ = _with_tangents(f, primals, tangents, "sg.jvp", "jacobian")
     outs, spec, aux = p.trace(f, has_aux)
     tph = [placeholder("tan", x.shape) for x in p.placeholders]
@@ -334,19 +317,7 @@ def jacobian(f: Callable[..., Any], *primals: TensorLike,
     tuple of them when ``argnums`` is a tuple), as the primals' kind of value. Without
     primals: a ``Jacobian`` object of ``f`` traced on symbols shaped by ``shapes`` (or
     annotations), w.r.t. ``wrt`` (names or positions; default every parameter), with
-    ``GradFn``'s views. ``mode``: "reverse", "forward" or "auto" (by shape).
-
-    Example:
-
-    >>> import symgrad as sg
-    >>> import numpy as np
-    >>> sg.jacobian(lambda x: x ** 2, np.array([1.0, 2.0]))
-    array([[2., 0.],
-           [0., 4.]])
-    >>> J = sg.jacobian(lambda x: sg.exp(x), shapes={"x": ("n",)})
-    >>> print(J)
-    df/dx = diag(exp(x))    [shape (n, n)]
-    """
+    ``GradFn``'s views. ``mode``: "reverse", "forward" or "auto" (by shape)."""
     if not primals:
         return Jacobian(f, wrt=wrt if argnums is None else argnums, shapes=shapes, mode=mode,
                         has_aux=has_aux)
@@ -386,20 +357,7 @@ def hessian(f: Callable[..., Any], *primals: TensorLike,
     """The Hessian of ``f``, forward over reverse (``torch.func.hessian``). With primals:
     for each output, the Hessian w.r.t. ``primals[argnums]`` (shape output + input +
     input; nested tuples ``H[i][j]`` when ``argnums`` is a tuple). Without primals: a
-    ``Hessian`` object with ``GradFn``'s views, w.r.t. ``wrt`` (default every parameter).
-
-    Example:
-
-    >>> import symgrad as sg
-    >>> import numpy as np
-    >>> sg.hessian(lambda x: sg.sum(x ** 3), np.array([1.0, 2.0]))
-    array([[ 6.,  0.],
-           [ 0., 12.]])
-    >>> print(sg.hessian(lambda x: x ** 3 * sg.exp(x)))
-    d²f/dx² = t1*x**2 + 2*t1*x + x**3*exp(x) + 3*x**2*exp(x)
-      where
-        t1 = 3*exp(x)
-    """
+    ``Hessian`` object with ``GradFn``'s views, w.r.t. ``wrt`` (default every parameter)."""
     if not primals:
         return Hessian(f, wrt=wrt if argnums is None else argnums, shapes=shapes,
                        has_aux=has_aux)
@@ -427,15 +385,7 @@ def hvp(f: Callable[..., Any], primals: TensorLike | Sequence[TensorLike],
         tangents: TensorLike | Sequence[TensorLike]) -> tuple[Any, Any]:
     """``(output, hvp)`` like ``torch.autograd.functional.hvp``: the Hessian of scalar
     ``f`` at ``primals`` times ``tangents``, one result per primal (a tuple when the
-    primals are), by a forward sweep over the reverse-mode gradient.
-
-    Example:
-
-    >>> import symgrad as sg
-    >>> import numpy as np
-    >>> sg.hvp(lambda x: sg.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 0.0]))
-    (array(9.), array([6., 0.]))
-    """
+    primals are), by a forward sweep over the reverse-mode gradient."""
     p, tans, is_tuple = _with_tangents(f, primals, tangents, "sg.hvp", "hessian")
     outs, spec, _ = p.trace(f)
     if spec is not None or outs[0].shape:
@@ -560,17 +510,7 @@ class _Transformed(DerivativeFn):
 class Jacobian(_Transformed):
     """The Jacobian of ``f`` as formulas, matrix-notation text, LaTeX, a program and
     compiled code (``sg.jacobian(f, shapes=...)``). Block ``d f/d x`` has shape
-    ``f.shape + x.shape``; ``compile`` returns one block per (output, wrt) pair.
-
-    Example:
-
-    >>> import symgrad as sg
-    >>> import numpy as np
-    >>> J = sg.Jacobian(lambda x, y: x * y, shapes={"x": (2,), "y": (2,)}, wrt="x")
-    >>> J(np.array([1.0, 2.0]), np.array([3.0, 4.0]))
-    array([[3., 0.],
-           [0., 4.]])
-    """
+    ``f.shape + x.shape``; ``compile`` returns one block per (output, wrt) pair."""
 
     @_grad_enabled
     def __init__(self, f: Callable[..., Any], wrt: Wrt = None, shapes: Shapes | None = None,
@@ -605,21 +545,7 @@ class Hessian(_Transformed):
     """The Hessian of ``f`` (forward over reverse) as formulas, matrix-notation text,
     LaTeX, a program and compiled code (``sg.hessian(f, shapes=...)``). Block
     ``d²f/dx dy`` has shape ``f.shape + x.shape + y.shape``; the Hessian of a scalar
-    function of a vector prints as a matrix formula (``Wᵀ diag(…) W``).
-
-    Example:
-
-    >>> import symgrad as sg
-    >>> import numpy as np
-    >>> H = sg.Hessian(lambda x, y: x ** 2 * y)
-    >>> print(H)
-    d²f/dx² = 2*y
-    d²f/dxdy = 2*x
-    d²f/dydx = 2*x
-    d²f/dy² = 0
-    >>> H(1.0, 2.0)
-    ((4.0, 2.0), (2.0, 0.0))
-    """
+    function of a vector prints as a matrix formula (``Wᵀ diag(…) W``)."""
 
     @_grad_enabled
     def __init__(self, f: Callable[..., Any], wrt: Wrt = None, shapes: Shapes | None = None,

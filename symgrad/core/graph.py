@@ -12,7 +12,9 @@ Operators and methods record ops through the registry's public functions
 and functions) goes through ``extensions``.
 """
 import sys
-from typing import Any, Sequence
+from typing import Any, Sequence, Union
+
+from numpy.typing import ArrayLike
 
 from ..errors import ControlFlowError, OperandError, ShapeError, UnsupportedOpError
 from . import extensions
@@ -20,7 +22,12 @@ from .deep import deep
 from .forms import node_form
 from .opdef import FUNCTIONS, OPS
 from .shapes import TensorSpec, fmt_shape
-from .types import Axis, ShapeLike, TensorLike
+
+# As core.types spells them; that module refers to Tensor, so importing it here would
+# make a cycle.
+Axis = Union[int, Sequence[int], None]
+ShapeLike = Sequence[Any]
+TensorLike = Union["Tensor", ArrayLike]
 
 _NUMPY_OPERATORS = {
     "add": "add", "subtract": "sub", "multiply": "mul", "true_divide": "div",
