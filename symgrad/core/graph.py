@@ -141,7 +141,8 @@ class Tensor:
             order = topo_order([self])
 
             def build():
-                shapes, memo = {}, {}
+                shapes: dict[Any, Any] = {}
+                memo: dict[Any, Any] = {}
                 for node in order:
                     if node._expr is None:
                         node._expr = node_form(node, [i._expr for i in node.inputs],
@@ -239,32 +240,34 @@ class Tensor:
     __hash__ = object.__hash__
 
     # ----- operators -----------------------------------------------------------------
-    def __add__(self, other): return _call("add", self, other)
-    def __radd__(self, other): return _call("add", other, self)
-    def __sub__(self, other): return _call("sub", self, other)
-    def __rsub__(self, other): return _call("sub", other, self)
-    def __mul__(self, other): return _call("mul", self, other)
-    def __rmul__(self, other): return _call("mul", other, self)
-    def __truediv__(self, other): return _call("div", self, other)
-    def __rtruediv__(self, other): return _call("div", other, self)
-    def __pow__(self, other): return _call("pow", self, other)
-    def __rpow__(self, other): return _call("pow", other, self)
-    def __matmul__(self, other): return _call("matmul", self, other)
-    def __rmatmul__(self, other): return _call("matmul", other, self)
-    def __neg__(self): return _call("neg", self)
-    def __pos__(self): return self
-    def __abs__(self): return _call("abs", self)
-    def __gt__(self, other): return _call("gt", self, other)
-    def __ge__(self, other): return _call("ge", self, other)
-    def __lt__(self, other): return _call("lt", self, other)
-    def __le__(self, other): return _call("le", self, other)
-    def __eq__(self, other): return _call("eq", self, other)
-    def __ne__(self, other): return _call("ne", self, other)
-    def __and__(self, other): return _call("logical_and", self, other)
-    def __rand__(self, other): return _call("logical_and", other, self)
-    def __or__(self, other): return _call("logical_or", self, other)
-    def __ror__(self, other): return _call("logical_or", other, self)
-    def __invert__(self): return _call("logical_not", self)
+    def __add__(self, other: TensorLike) -> "Tensor": return _call("add", self, other)
+    def __radd__(self, other: TensorLike) -> "Tensor": return _call("add", other, self)
+    def __sub__(self, other: TensorLike) -> "Tensor": return _call("sub", self, other)
+    def __rsub__(self, other: TensorLike) -> "Tensor": return _call("sub", other, self)
+    def __mul__(self, other: TensorLike) -> "Tensor": return _call("mul", self, other)
+    def __rmul__(self, other: TensorLike) -> "Tensor": return _call("mul", other, self)
+    def __truediv__(self, other: TensorLike) -> "Tensor": return _call("div", self, other)
+    def __rtruediv__(self, other: TensorLike) -> "Tensor": return _call("div", other, self)
+    def __pow__(self, other: TensorLike) -> "Tensor": return _call("pow", self, other)
+    def __rpow__(self, other: TensorLike) -> "Tensor": return _call("pow", other, self)
+    def __matmul__(self, other: TensorLike) -> "Tensor": return _call("matmul", self, other)
+    def __rmatmul__(self, other: TensorLike) -> "Tensor": return _call("matmul", other, self)
+    def __neg__(self) -> "Tensor": return _call("neg", self)
+    def __pos__(self) -> "Tensor": return self
+    def __abs__(self) -> "Tensor": return _call("abs", self)
+    def __gt__(self, other: TensorLike) -> "Tensor": return _call("gt", self, other)
+    def __ge__(self, other: TensorLike) -> "Tensor": return _call("ge", self, other)
+    def __lt__(self, other: TensorLike) -> "Tensor": return _call("lt", self, other)
+    def __le__(self, other: TensorLike) -> "Tensor": return _call("le", self, other)
+    def __eq__(self, other: object) -> "Tensor":  # type: ignore[override]  # elementwise
+        return _call("eq", self, other)
+    def __ne__(self, other: object) -> "Tensor":  # type: ignore[override]  # elementwise
+        return _call("ne", self, other)
+    def __and__(self, other: TensorLike) -> "Tensor": return _call("logical_and", self, other)
+    def __rand__(self, other: TensorLike) -> "Tensor": return _call("logical_and", other, self)
+    def __or__(self, other: TensorLike) -> "Tensor": return _call("logical_or", self, other)
+    def __ror__(self, other: TensorLike) -> "Tensor": return _call("logical_or", other, self)
+    def __invert__(self) -> "Tensor": return _call("logical_not", self)
 
     # ----- methods mirroring torch / numpy -------------------------------------------
     def sum(self, axis: Axis = None, keepdims: bool = False, *, dim: Axis = None,
@@ -421,7 +424,7 @@ def topo_order(outputs):
 
 def depth_of(order):
     """The number of nodes on the longest path through ``order`` (a topological order)."""
-    level = {}
+    level: dict[int, int] = {}
     for node in order:
         level[id(node)] = 1 + max((level[id(i)] for i in node.inputs), default=0)
     return max(level.values(), default=0)

@@ -17,12 +17,14 @@ whose spelling depends on a parameter. Operands may ask to be parenthesised: ``{
 operator's precedence).
 """
 import sys
+from typing import Any, Callable
 
 import sympy
 from sympy.core.symbol import Str
 from sympy.printing.precedence import PRECEDENCE as SYMPY_PRECEDENCE
 
 from ..errors import ParameterError, RegistryError
+from .types import FunctionT
 
 TARGETS = ("text", "latex", "numpy", "torch", "math")
 
@@ -352,7 +354,7 @@ class OpDef:
         return f"<OpDef {self.name}({', '.join(self.inputs or ('...',))})>"
 
 
-def defop(name, inputs, **kw):
+def defop(name: str, inputs: Any, **kw: Any) -> Callable[[FunctionT], FunctionT]:
     """Register an OpDef; returns a decorator that records the op's public function
     (``sg.<name>``), so ``@defop(...)`` sits on the function that applies the op."""
     kw.setdefault("module", sys._getframe(1).f_globals.get("__name__"))
@@ -361,7 +363,7 @@ def defop(name, inputs, **kw):
                             f"{kw['module']})")
     op = OPS[name] = OpDef(name, inputs, **kw)
 
-    def record(fn):
+    def record(fn: FunctionT) -> FunctionT:
         op.function = fn
         fn.opdef = op
         FUNCTIONS[name] = fn
@@ -369,7 +371,7 @@ def defop(name, inputs, **kw):
     return record
 
 
-def public(fn):
+def public(fn: FunctionT) -> FunctionT:
     """Record a public function that is not an op of its own (``sg.stack``, ``sg.inv``)."""
     FUNCTIONS[fn.__name__] = fn
     return fn

@@ -60,7 +60,8 @@ def parse_dim(text):
         tree = ast.parse(text.strip(), mode="eval").body
     except SyntaxError:
         raise fail("not an expression") from None
-    stack, values = [(tree, False)], []
+    stack: list[tuple[Any, bool]] = [(tree, False)]
+    values: list[Any] = []
     while stack:
         node, seen = stack.pop()
         if isinstance(node, ast.BinOp) and type(node.op) in _DIM_OPERATORS:
@@ -259,6 +260,9 @@ class TensorSpec(tuple):
     integer input (class labels, token ids), ``dtype="bool"`` a mask: arguments of the
     compiled function like any other, checked at call time, with no gradient. The
     annotation ``sg.Tensor["m", "n"]`` builds a float one."""
+
+    kind: str
+    dtype: str
 
     def __new__(cls, dims: Any = (), dtype: str = "float64") -> "TensorSpec":
         kind = dtype_kind(dtype)

@@ -7,7 +7,7 @@ and line.
 """
 import ast
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator, cast
 
 import yaml
 
@@ -122,7 +122,7 @@ class Rule:
 def _parse_signature(text, where):
     file, line, _ = where
     try:
-        fn = ast.parse(f"def {text.strip()}: pass").body[0]
+        fn = cast(ast.FunctionDef, ast.parse(f"def {text.strip()}: pass").body[0])
     except SyntaxError:
         raise RuleError(f"{file}:{line}: op signature {text!r} is not of the form "
                         "name(input, ..., *, param=default)") from None
@@ -131,7 +131,7 @@ def _parse_signature(text, where):
         raise RuleError(f"{file}:{line}: op signature {text!r}: inputs are plain names; "
                         "parameters come after '*' with defaults")
     inputs = tuple(x.arg for x in a.args)
-    params = {}
+    params: dict[str, Any] = {}
     for arg, default in zip(a.kwonlyargs, a.kw_defaults):
         if default is None:
             params[arg.arg] = None
@@ -250,12 +250,12 @@ def rules_dir():
 class RuleTable:
     """``sg.rules``: every op symgrad can differentiate, by name."""
 
-    def __init__(self):
-        self._rules = {}
+    def __init__(self) -> None:
+        self._rules: dict[str, Rule] = {}
 
-    def load_text(self, text, file="<string>"):
+    def load_text(self, text: str, file: str = "<string>") -> list[Rule]:
         new = parse_rules(text, file)
-        seen = {}
+        seen: dict[str, Rule] = {}
         for r in new:
             if r.name in seen:
                 raise RuleError(f"{file}:{r.line}: duplicate rule for {r.name} "
@@ -269,34 +269,34 @@ class RuleTable:
             self._rules[r.name] = r
         return new
 
-    def load_file(self, path, display=None):
+    def load_file(self, path: str | Path, display: str | None = None) -> list[Rule]:
         path = Path(path)
         return self.load_text(path.read_text(), display or str(path))
 
-    def load_dir(self, folder, display=None):
+    def load_dir(self, folder: str | Path, display: str | None = None) -> None:
         for path in sorted(Path(folder).glob("*.yaml")):
             self.load_file(path, f"{display}/{path.name}" if display else None)
 
-    def __getitem__(self, name):
+    def __getitem__(self, name: str) -> Rule:
         try:
             return self._rules[name]
         except KeyError:
             raise KeyError(f"no rule for op {name!r}; known ops: {', '.join(self.names())}") \
                 from None
 
-    def get(self, name):
+    def get(self, name: str) -> Rule | None:
         return self._rules.get(name)
 
-    def __contains__(self, name):
+    def __contains__(self, name: object) -> bool:
         return name in self._rules
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Rule]:
         return iter(self._rules.values())
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._rules)
 
-    def names(self):
+    def names(self) -> list[str]:
         return sorted(self._rules)
 
     def __repr__(self):

@@ -2,6 +2,7 @@
 slogdet, solve, cholesky, tril/triu and the 2-norm. Derivatives: rules/linalg.yaml.
 """
 import math
+from typing import Callable
 
 import numpy
 import sympy
@@ -15,7 +16,7 @@ from . import batching, elements, reductions, shape as shape_ops
 from .indexing import Slice, index
 from .pointwise import sign
 from .reductions import REDUCE_PARAMS, amax, amin, reduce_params, reduce_shape, reduce_text, torch_reduce
-from ..types import Axis, Dim, Result, TensorLike
+from ..types import Axis, Dim, FunctionT, Result, TensorLike
 
 
 def _checked(fn, what, module):
@@ -471,7 +472,7 @@ def _band_params(op, shapes, k=0):
     return (("k", k),)
 
 
-def _band(name, keep):
+def _band(name, keep) -> Callable[[FunctionT], FunctionT]:
     def text(x, k):
         return f"{name}({x})" if k.value == 0 else f"{name}({x}, k={k})"
 
@@ -558,7 +559,7 @@ def _norm_matrix(m, node, x):
            lambda v: _norm_elements(v, ctx.attrs["ord"]))(ctx, x),
        batch=batching.along_axes)
 def norm(x: TensorLike, axis: Axis = None, keepdims: bool = False,
-         ord: float | str | None = 2) -> Result:
+         ord: float = 2) -> Result:
     """The p-norm (``ord``, 2 by default: the Euclidean norm of a vector, Frobenius of a
     matrix; negative ord too, (Σ|x|^p)^(1/p)) over all axes or along ``axis``;
     ``torch.linalg.vector_norm``. The gradient is 0 where the norm is 0, as torch's."""

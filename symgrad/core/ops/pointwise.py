@@ -8,6 +8,7 @@ Derivatives: rules/pointwise.yaml.
 """
 import functools
 import math
+from typing import Callable
 
 import sympy
 from sympy import S
@@ -19,7 +20,7 @@ from ..graph import Tensor
 from ..opdef import bool_kind, defop, integer_kind, public, same_kind
 from ..shapes import broadcast_shapes, fmt_shape
 from .. import simplify as simp
-from ..types import Result, TensorLike
+from ..types import FunctionT, Result, TensorLike
 from .functions import (AsFloat, Clamp, Hypot, IsNan, LogAddExp, Relu, ReluGrad, Sigmoid,
                         Softplus, StopGradient, Where)
 
@@ -38,7 +39,8 @@ def pointwise_shape(op, shapes, attrs):
     return broadcast_shapes(*shapes, op=op)
 
 
-def elementwise(name, inputs, sympy_form, specific=None, **kw):
+def elementwise(name, inputs, sympy_form, specific=None,
+                **kw) -> Callable[[FunctionT], FunctionT]:
     """``defop`` of an elementwise op: broadcasting shape, simplification at
     construction, and (by default) the torch callables of the same name."""
     kw.setdefault("torch_names", (f"torch.{name}", f"torch.Tensor.{name}"))
@@ -83,7 +85,8 @@ def _ieee(value):
     return sympy.Float(value) if value != int(value) else sympy.Integer(int(value))
 
 
-def _binary(name, sympy_form, specific=None, fresh=False, **kw):
+def _binary(name, sympy_form, specific=None, fresh=False,
+            **kw) -> Callable[[TensorLike, TensorLike], Result]:
     @elementwise(name, ("x", "y"), sympy_form, specific, fresh=fresh, **kw)
     def op(x: TensorLike, y: TensorLike) -> Result:
         return apply(name, x, y)
@@ -154,7 +157,8 @@ def _log1p_expr(attrs, x):
     return S.NegativeInfinity if (sympy.sympify(x) + 1).is_zero else sym_log1p(x)
 
 
-def _unary(name, sympy_form, *, aliases=(), also=(), specific=None, **kw):
+def _unary(name, sympy_form, *, aliases=(), also=(), specific=None,
+           **kw) -> Callable[[TensorLike], Result]:
     """``defop`` of an elementwise function of one operand; ``aliases`` are other torch
     names of it (``torch.<alias>`` and the method), ``also`` more torch callables."""
     names = (name,) + tuple(aliases)
@@ -240,7 +244,7 @@ def _is_constant(x):
     return not isinstance(x, Tensor) or x.is_const
 
 
-def _comparison(name, relation, sign, aliases=()):
+def _comparison(name, relation, sign, aliases=()) -> Callable[[TensorLike, TensorLike], Result]:
     names = (name,) + aliases
 
     @elementwise(name, ("x", "y"), lambda attrs, x, y: relation(x, y, evaluate=False),
@@ -268,7 +272,7 @@ eq = _comparison("eq", sympy.Eq, "=")
 ne = _comparison("ne", sympy.Ne, "≠", ("not_equal",))
 
 
-def _logical(name, relation, absorbing, sign):
+def _logical(name, relation, absorbing, sign) -> Callable[[TensorLike, TensorLike], Result]:
     @elementwise(name, ("x", "y"), lambda attrs, x, y: relation(x, y, evaluate=False),
                  simp.logical(absorbing), kind=bool_kind, differentiable=False,
                  bool_inputs=True, matrix=lambda m, node, x, y: m.logic(sign, x, y))

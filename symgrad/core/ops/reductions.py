@@ -3,6 +3,8 @@ running sums; and the parameter, shape and spelling helpers every reduction shar
 norm and log-sum-exp reductions of other families use them too). Derivatives:
 rules/reductions.yaml.
 """
+from typing import Callable
+
 import numpy
 import sympy
 
@@ -12,7 +14,7 @@ from ..opdef import defop
 from ..shapes import fmt_shape, normalize_axes, normalize_axis
 from .. import simplify as simp
 from . import batching, elements
-from ..types import Axis, Result, TensorLike
+from ..types import Axis, FunctionT, Result, TensorLike
 
 
 # ----- what reductions share ---------------------------------------------------------------
@@ -72,7 +74,8 @@ def torch_reduce(fn, extra=lambda **p: ""):
     return reduce_code(fn, "dim", "keepdim", extra)
 
 
-def reduction(name, *, simplify=simp.over_no_axes(None), params=reduce_params, **kw):
+def reduction(name, *, simplify=simp.over_no_axes(None), params=reduce_params,
+              **kw) -> Callable[[FunctionT], FunctionT]:
     """``defop`` of a reduction over ``axis`` (all axes by default); over no axes it is
     its input unless ``simplify`` says otherwise."""
     kw.setdefault("sympy_params", REDUCE_PARAMS)
@@ -222,7 +225,7 @@ def _var_elements(ctx, x):
     return sq / sympy.nsimplify(n - a["correction"])
 
 
-def _statistic(name, elements_form):
+def _statistic(name, elements_form) -> Callable[[FunctionT], FunctionT]:
     return reduction(
         name, params=_stat_params, sympy_params=REDUCE_PARAMS + ("correction",),
         simplify=None,
