@@ -17,19 +17,21 @@ whose spelling depends on a parameter. Operands may ask to be parenthesised: ``{
 operator's precedence).
 """
 import sys
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 import sympy
 from sympy.core.symbol import Str
 from sympy.printing.precedence import PRECEDENCE as SYMPY_PRECEDENCE
 
 from ..errors import ParameterError, RegistryError
-from .types import FunctionT
 
 TARGETS = ("text", "latex", "numpy", "torch", "math")
 
 OPS = {}         # op name -> OpDef
 FUNCTIONS = {}   # public function name -> callable (sg.<name>), filled by the op families
+
+# What ``defop`` and ``public`` decorate and give back unchanged (so it keeps its type).
+FunctionT = TypeVar("FunctionT", bound=Callable[..., Any])
 
 # SymPy's levels, and x @ y: Python's @ binds like * and groups left to right, so as a
 # factor of a product (a*(W@x), printed at Mul's level, or at Add's when the product is

@@ -5,7 +5,7 @@ They name what users pass: a ``Dim`` is an int, a name or a SymPy expression of 
 op accepts: a symbolic ``Tensor`` or anything NumPy reads as an array (numbers, arrays,
 torch tensors, which have ``__array__``). ``Wrt`` selects inputs by name or position.
 """
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Mapping, Sequence, Union
 
 import numpy.typing
 import sympy
@@ -24,8 +24,5 @@ IntTuple = Union[int, Sequence[int]]           # one per spatial dim, or one for
 # library's own result (a NumPy array or scalar, a torch tensor: torch is optional, so
 # that half is Any).
 Result = Union["Tensor", Any]
-# A decorator that records a function (``defop``, ``public``) and returns it unchanged.
-FunctionT = TypeVar("FunctionT", bound=Callable[..., Any])
 
-__all__ = ["Axis", "Dim", "FunctionT", "IntTuple", "Result", "ShapeLike", "Shapes", "TensorLike",
-           "Wrt"]
+__all__ = ["Axis", "Dim", "IntTuple", "Result", "ShapeLike", "Shapes", "TensorLike", "Wrt"]

@@ -9,14 +9,14 @@ import sympy
 from ...errors import ParameterError, ShapeError
 from ..build import apply, leaf, make, reference_run
 from ..graph import Tensor
-from ..opdef import defop, public
+from ..opdef import FunctionT, defop, public
 from ..shapes import as_dim, broadcast_shapes, dims_match, fmt_shape
 from .. import simplify as simp
 from . import batching, elements, reductions, shape as shape_ops
 from .indexing import Slice, index
 from .pointwise import sign
 from .reductions import REDUCE_PARAMS, amax, amin, reduce_params, reduce_shape, reduce_text, torch_reduce
-from ..types import Axis, Dim, FunctionT, Result, TensorLike
+from ..types import Axis, Dim, Result, TensorLike
 
 
 def _checked(fn, what, module):

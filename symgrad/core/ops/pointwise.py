@@ -17,10 +17,10 @@ from sympy.codegen.cfunctions import expm1 as sym_expm1, log1p as sym_log1p
 from ...errors import OperandError, ParameterError
 from ..build import apply, make, torch_module
 from ..graph import Tensor
-from ..opdef import bool_kind, defop, integer_kind, public, same_kind
+from ..opdef import FunctionT, bool_kind, defop, integer_kind, public, same_kind
 from ..shapes import broadcast_shapes, fmt_shape
 from .. import simplify as simp
-from ..types import FunctionT, Result, TensorLike
+from ..types import Result, TensorLike
 from .functions import (AsFloat, Clamp, Hypot, IsNan, LogAddExp, Relu, ReluGrad, Sigmoid,
                         Softplus, StopGradient, Where)
 

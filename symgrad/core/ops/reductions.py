@@ -10,11 +10,11 @@ import sympy
 
 from ...errors import ParameterError, ShapeError
 from ..build import apply
-from ..opdef import defop
+from ..opdef import FunctionT, defop
 from ..shapes import fmt_shape, normalize_axes, normalize_axis
 from .. import simplify as simp
 from . import batching, elements
-from ..types import Axis, FunctionT, Result, TensorLike
+from ..types import Axis, Result, TensorLike
 
 
 # ----- what reductions share ---------------------------------------------------------------
