@@ -35,7 +35,7 @@ from .core.ops.shape import broadcast_to, flip, reshape, squeeze, transpose, uns
 from .core.shapes import TensorSpec
 from .diff.function import Function, FunctionError
 from .diff.rules import Rule, rules
-from .docstrings import attach_examples
+from .docstrings import attach_examples as _attach_examples
 from .errors import (ArgumentError, CheckError, ControlFlowError, EvaluationError,
                      NonScalarOutputError, NotDifferentiableError, OperandError,
                      ParameterError, RegistryError, RuleError, ShapeError, SymgradError,
@@ -84,4 +84,4 @@ __all__ = [
     "MissingDependencyError",
 ]
 
-attach_examples(globals())
+_attach_examples(globals())  # the examples of the ops and lower-layer classes
