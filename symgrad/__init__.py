@@ -35,6 +35,7 @@ from .core.ops.shape import broadcast_to, flip, reshape, squeeze, transpose, uns
 from .core.shapes import TensorSpec
 from .diff.function import Function, FunctionError
 from .diff.rules import Rule, rules
+from .docstrings import attach_examples as _attach_examples
 from .errors import (ArgumentError, CheckError, ControlFlowError, EvaluationError,
                      NonScalarOutputError, NotDifferentiableError, OperandError,
                      ParameterError, RegistryError, RuleError, ShapeError, SymgradError,
@@ -82,3 +83,5 @@ __all__ = [
     "FunctionError", "OperandError", "ParameterError", "RegistryError", "EvaluationError",
     "MissingDependencyError",
 ]
+
+_attach_examples(globals())  # the examples of the ops and lower-layer classes

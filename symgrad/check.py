@@ -8,6 +8,7 @@ backward with ``create_graph=True``.
 """
 import difflib
 from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy
 
@@ -16,6 +17,7 @@ from .codegen import compile_function
 from .core.build import const, reference_constants, symbol
 from .core.optional import require_torch
 from .core.shapes import dim_symbols
+from .core.types import Shapes, Wrt
 from .diff.reverse import backward
 from .errors import CheckError, SymgradError
 from .torchfront.module import as_function
@@ -23,25 +25,35 @@ from .torchfront.module import as_function
 
 @dataclass
 class CheckReport:
-    """What ``check`` compared and the largest deviations it saw."""
+    """What ``check`` compared and the largest deviations it saw.
+
+    Example:
+
+    >>> import symgrad as sg
+    >>> report = sg.check(lambda x: sg.sin(x) * x, trials=1)
+    >>> report.ok, report.wrt
+    (True, ['x'])
+    >>> sorted(report.max_abs_error)
+    ['H·v d/dx [numpy]', 'H·v d/dx [torch]', 'd/dx [numpy]', 'd/dx [torch]']
+    """
 
     function: str
-    wrt: list
-    dims: dict
+    wrt: list[str]
+    dims: dict[str, int]
     order: int
     trials: int
-    backends: tuple
-    max_abs_error: dict = field(default_factory=dict)
-    max_rel_error: dict = field(default_factory=dict)
-    failures: list = field(default_factory=list)
+    backends: tuple[str, ...]
+    max_abs_error: dict[str, float] = field(default_factory=dict)
+    max_rel_error: dict[str, float] = field(default_factory=dict)
+    failures: list[str] = field(default_factory=list)
 
     @property
-    def ok(self):
+    def ok(self) -> bool:
         """True when every comparison agreed (``check(..., raise_on_mismatch=False)``
         collects mismatches in ``failures`` instead of raising)."""
         return not self.failures
 
-    def __str__(self):
+    def __str__(self) -> str:
         if self.failures:
             return "\n".join([f"sg.check({self.function}): {len(self.failures)} mismatches"]
                              + ["  " + f for f in self.failures])
@@ -133,9 +145,13 @@ def _torch_args(args):
             else torch.tensor(a, dtype=torch.float64) for a in args]
 
 
-def check(f, shapes=None, dims=None, order=2, wrt=None, trials=3, seed=0, rtol=1e-7,
-          atol=1e-9, sample=None, backends=("numpy", "torch"), reference=None,
-          raise_on_mismatch=True, loss=None):
+def check(f: Callable[..., Any], shapes: Shapes | None = None,
+          dims: Mapping[str, int] | None = None, order: int = 2, wrt: Wrt = None,
+          trials: int = 3, seed: int = 0, rtol: float = 1e-7, atol: float = 1e-9,
+          sample: Callable[[str, tuple[int, ...], numpy.random.Generator], Any] | None = None,
+          backends: Sequence[str] = ("numpy", "torch"),
+          reference: Callable[..., Any] | None = None, raise_on_mismatch: bool = True,
+          loss: Callable[..., Any] | None = None) -> CheckReport:
     """Compare symgrad's compiled gradients of ``f`` with torch.autograd.
 
     ``dims`` gives sizes to symbolic dims (others get small distinct sizes); ``sample``
@@ -144,6 +160,13 @@ def check(f, shapes=None, dims=None, order=2, wrt=None, trials=3, seed=0, rtol=1
     through torch.func.functional_call, then ``loss``). Returns a ``CheckReport``; raises
     ``CheckError`` on the first mismatch, or with ``raise_on_mismatch=False`` records
     every mismatch in ``report.failures`` (``report.ok`` is then False).
+
+    Example:
+
+    >>> import symgrad as sg
+    >>> report = sg.check(lambda x, y: sg.sum(sg.tanh(x) * y), shapes={"x": ("n",), "y": ("n",)}, trials=1)
+    >>> report.ok, report.order, report.dims
+    (True, 2, {'n': 2})
     """
     torch = require_torch("sg.check (it compares with torch.autograd)")
 
@@ -152,7 +175,7 @@ def check(f, shapes=None, dims=None, order=2, wrt=None, trials=3, seed=0, rtol=1
     sizes = _default_dims(g.inputs, dims)
     reference = reference or f
     rng = numpy.random.default_rng(seed)
-    report = CheckReport(g.name, [x.name for x in g.wrt], sizes, order, trials, tuple(backends))
+    report = CheckReport(g.name, [f"{x.name}" for x in g.wrt], sizes, order, trials, tuple(backends))
     compiled = {b: g.compile(b) for b in backends}
 
     hvp = None
@@ -173,7 +196,7 @@ def check(f, shapes=None, dims=None, order=2, wrt=None, trials=3, seed=0, rtol=1
         for x in g.inputs:
             shape = _concrete(x.shape, sizes)
             if sample:
-                a = sample(x.name, shape, rng)
+                a = sample(f"{x.name}", shape, rng)
             elif x.kind == "int":
                 a = rng.integers(0, ids, shape)
             elif x.kind == "bool":

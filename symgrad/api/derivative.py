@@ -2,11 +2,14 @@
 these views of their derivative graphs (closed-form formulas, text in matrix or NumPy
 notation, LaTeX, the straight-line program, compiled functions and their source, and
 per-element formulas)."""
+from typing import Any, Callable
+
 import numpy
 import sympy
 
 from ..codegen import compile_function, source
 from ..core.build import zeros
+from ..core.graph import Tensor
 from ..core.program import Program
 from ..core.shapes import dim_symbol, fmt_shape
 from ..errors import ArgumentError
@@ -39,9 +42,12 @@ class DerivativeFn:
     A subclass sets ``name``, ``inputs`` (the traced parameters, in order), ``output``
     (the traced value, or None when there are several) and implements ``_blocks()``."""
 
-    _compiled = None
+    name: str
+    inputs: list[Tensor]
+    output: Tensor | None
+    _compiled: dict[Any, Callable[..., Any]] | None = None
 
-    def _blocks(self):
+    def _blocks(self) -> list[Block]:
         raise NotImplementedError
 
     def _values(self):
@@ -50,7 +56,7 @@ class DerivativeFn:
 
     # ----- formulas --------------------------------------------------------------------
     @property
-    def formulas(self):
+    def formulas(self) -> dict[Any, sympy.Basic]:
         """{key: closed-form SymPy formula} (the key of a gradient is the input name).
 
         Formulas are SymPy's own objects: a vector input x of shape (n,) is
@@ -65,8 +71,11 @@ class DerivativeFn:
                 for b, f in zip(blocks, forms)}
 
     @property
-    def value(self):
+    def value(self) -> Any:
         """Closed-form SymPy formula of the function itself (as ``formulas``)."""
+        if self.output is None:
+            raise ArgumentError(f"{self.name} has several outputs; each one's formula is in "
+                                ".formulas")
         return formulas([self.output])[0]
 
     def _shared(self):
@@ -89,10 +98,10 @@ class DerivativeFn:
     def _rendered(self, style):
         return render([b.filled for b in self._blocks()], style, {x.name for x in self.inputs})
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.text()
 
-    def text(self, notation=None):
+    def text(self, notation: str | None = None) -> str:
         """The formulas as text: ``"matrix"`` (textbook: ᵀ, ∘, 𝟙, diag, with shared
         subterms named t₁, t₂, ...) or ``"numpy"`` (NumPy-style SymPy formulas).
         By default matrix notation whenever arrays are involved."""
@@ -109,7 +118,7 @@ class DerivativeFn:
             lines += [f"    {n} = {d}" for n, d in defs]
         return "\n".join(lines)
 
-    def latex(self, notation=None):
+    def latex(self, notation: str | None = None) -> str:
         """LaTeX of all formulas (an ``aligned`` block); ``notation`` as in ``text``."""
         blocks = self._blocks()
         if self._notation(notation) == "matrix":
@@ -122,10 +131,10 @@ class DerivativeFn:
         rows += [rf"{n} &= {d}" for n, d in defs]
         return "\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}"
 
-    def _repr_latex_(self):
+    def _repr_latex_(self) -> str:
         return "$$" + self.latex() + "$$"
 
-    def program(self):
+    def program(self) -> str:
         """The straight-line program: forward ops, then derivative ops, one per line."""
         outputs = self._values() + [(b.label, b.node) for b in self._blocks()]
         lines, _ = program_lines(outputs, self.inputs)
@@ -133,7 +142,7 @@ class DerivativeFn:
             f"{x.name}{fmt_shape(x.shape) if x.shape else ''}" for x in self.inputs)
         return "\n".join([head] + lines)
 
-    def op_counts(self):
+    def op_counts(self) -> tuple[int, int]:
         """(forward ops, forward+derivative ops) of the straight-line program."""
         values = [v for _, v in self._values()]
         fwd = len(Program(values, self.inputs).statements)
@@ -153,7 +162,7 @@ class DerivativeFn:
             raise ArgumentError(f"{self.name} has several outputs; with_value=True needs one")
         return self.output
 
-    def compile(self, backend="numpy", with_value=False):
+    def compile(self, backend: str = "numpy", with_value: bool = False) -> Callable[..., Any]:
         """A plain function of the same positional arguments as ``f`` returning the tuple
         of results (one per block, in order) or ``(value, results)``, running NumPy or
         torch code only."""
@@ -169,14 +178,14 @@ class DerivativeFn:
             self._compiled[key] = fn
         return fn
 
-    def source(self, backend="numpy", with_value=False):
+    def source(self, backend: str = "numpy", with_value: bool = False) -> str:
         """Standalone Python source of the compiled function (imports numpy/torch only)."""
         blocks = self._blocks()
         return source([b.node for b in blocks], self.inputs, backend, self._func_name(),
                       with_value=self._with_value(with_value),
                       zero_shapes=[b.shape for b in blocks])
 
-    def explicit(self, simplify=True, **dims):
+    def explicit(self, simplify: bool = True, **dims: int) -> dict[Any, Any]:
         """Per-element closed forms for concrete sizes: {key: SymPy array or expr}."""
         bound = {dim_symbol(k): int(v) for k, v in dims.items()}
         blocks = self._blocks()

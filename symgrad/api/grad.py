@@ -7,12 +7,14 @@ annotations), differentiates the scalar result in one reverse sweep and returns 
 import ast
 import inspect
 import unicodedata
+from typing import Any, Callable, Sequence
 
 import sympy
 
 from ..core.build import as_tensor, const, gc_paused, symbol, torch_module, zeros
 from ..core.grad_mode import enable_grad
 from ..core.graph import Tensor, topo_order
+from ..core.types import Shapes, TensorLike, Wrt
 from ..core.shapes import KIND_DTYPES, TensorSpec, as_shape, dim_symbols, fmt_shape, shapes_equal
 from ..diff.reverse import backward
 from ..errors import NonScalarOutputError, ShapeError, SymgradError
@@ -36,7 +38,7 @@ def _annotation_shape(ann):
             sl = node.slice
             elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
             if all(isinstance(e, ast.Constant) for e in elts):
-                return as_shape(tuple(e.value for e in elts))
+                return as_shape(tuple(e.value for e in elts if isinstance(e, ast.Constant)))
     return None
 
 
@@ -95,7 +97,7 @@ def check_distinct_names(names, what):
     """Two names that Python would read as one identifier (equal after NFKC
     normalisation, like ``n`` and the full-width ``ｎ``) are an error: the code and the
     formulas could not keep them apart for the reader."""
-    seen = {}
+    seen: dict[str, str] = {}
     for name in names:
         key = unicodedata.normalize("NFKC", name)
         other = seen.setdefault(key, name)
@@ -153,9 +155,28 @@ def _check_scalar(out, what):
 
 
 class GradFn(DerivativeFn):
-    """The gradient of a scalar function as formulas, a program and compiled code."""
+    r"""The gradient of a scalar function as formulas, a program and compiled code.
 
-    def __init__(self, name, inputs, wrt, value, grads):
+    Example:
+
+    >>> import symgrad as sg
+    >>> g = sg.grad_fn(lambda x, y: x * sg.exp(y))
+    >>> print(g)
+    df/dx = exp(y)
+    df/dy = x*exp(y)
+    >>> g.formulas
+    {'x': exp(y), 'y': x*exp(y)}
+    >>> g.compile()(2.0, 0.0)
+    (1.0, 2.0)
+    >>> print(g.latex())
+    \begin{aligned}
+    \frac{\partial f}{\partial x} &= e^{y} \\
+    \frac{\partial f}{\partial y} &= x e^{y}
+    \end{aligned}
+    """
+
+    def __init__(self, name: str, inputs: list[Tensor], wrt: list[Tensor], value: Tensor,
+                 grads: Sequence[Tensor | None]) -> None:
         self.name = name
         self.inputs = inputs
         self.wrt = wrt
@@ -173,14 +194,15 @@ class GradFn(DerivativeFn):
                 for x, g in zip(self.wrt, self.grads)]
 
     def __repr__(self):
-        args = ", ".join(f"{x.name}: {fmt_shape(x.shape)}" if x.shape else x.name
+        args = ", ".join(f"{x.name}: {fmt_shape(x.shape)}" if x.shape else f"{x.name}"
                          for x in self.inputs)
-        return f"<GradFn of {self.name}({args}) w.r.t. {', '.join(x.name for x in self.wrt)}>\n{self}"
+        return f"<GradFn of {self.name}({args}) w.r.t. {', '.join(f'{x.name}' for x in self.wrt)}>\n{self}"
 
 
 @enable_grad()  # a transform: under sg.no_grad its trace would carry no gradient
 @gc_paused
-def grad_fn(f, wrt=None, shapes=None, loss=None):
+def grad_fn(f: Callable[..., Any], wrt: Wrt = None, shapes: Shapes | None = None,
+            loss: Callable[..., Any] | None = None) -> GradFn:
     """The gradient function of scalar-valued ``f``: formulas, program, compiled code.
 
     ``wrt`` names the inputs to differentiate by (a name, an index, or a list of them).
@@ -219,13 +241,28 @@ def _as_list(x):
     return [x], True
 
 
-def grad(outputs, inputs, grad_outputs=None, allow_unused=False, materialize_grads=False,
-         retain_graph=None, create_graph=None):
+def grad(outputs: TensorLike | Sequence[TensorLike], inputs: Tensor | Sequence[Tensor],
+         grad_outputs: TensorLike | Sequence[TensorLike | None] | None = None,
+         allow_unused: bool = False, materialize_grads: bool = False,
+         retain_graph: bool | None = None,
+         create_graph: bool | None = None) -> tuple[Tensor | None, ...]:
     """Symbolic ``torch.autograd.grad``: gradients of ``outputs`` w.r.t. ``inputs`` as
     Tensors (differentiable again). ``retain_graph``/``create_graph`` are accepted for
     compatibility; symbolic gradients are always differentiable. On torch tensors it is
     ``torch.autograd.grad`` with ``create_graph=True`` (so a function using it runs on
-    torch tensors too, as ``sg.check``'s reference run does)."""
+    torch tensors too, as ``sg.check``'s reference run does).
+
+    Example:
+
+    >>> import symgrad as sg
+    >>> a = sg.symbol("a")
+    >>> b = sg.symbol("b")
+    >>> da, db = sg.grad(a * sg.sin(b), [a, b])
+    >>> da, db
+    (Tensor(sin(b), shape=()), Tensor(a*cos(b), shape=()))
+    >>> sg.grad(da * db, [b])
+    (Tensor(-a*sin(b)**2 + a*cos(b)**2, shape=()),)
+    """
     outs, _ = _as_list(outputs)
     ins, _ = _as_list(inputs)
     torch = torch_module()

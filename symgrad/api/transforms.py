@@ -20,12 +20,15 @@ back as the same kind of value. Without primals, ``jacobian(f, shapes=...)`` and
 ``hessian(f, shapes=...)`` return ``Jacobian`` / ``Hessian`` objects with the views of
 ``GradFn``: formulas, matrix-notation text, LaTeX, program, compile and source.
 """
+from typing import Any, Callable, Sequence
+
 import numpy
 from ..codegen import compile_function
 from ..core import grad_mode
 from ..core.build import as_tensor, const, is_numeric, torch_module, zeros
 from ..core.graph import Tensor
 from ..core.shapes import fmt_shape, shapes_equal
+from ..core.types import Shapes, TensorLike, Wrt
 from ..diff.batching import jacfwd, jacobian_blocks, jacrev, placeholder, reverse_is_cheaper
 from ..diff.forward import forward
 from ..diff.function import substitute
@@ -230,7 +233,8 @@ def _no_primals(what, kind):
 # ----- vjp and jvp ---------------------------------------------------------------------------
 
 @_grad_enabled
-def vjp(f, *primals, has_aux=False):
+def vjp(f: Callable[..., Any], *primals: TensorLike,
+        has_aux: bool = False) -> tuple[Any, ...]:
     """``(output, vjp_fn)`` like ``torch.func.vjp``: ``vjp_fn(cotangents)`` returns one
     gradient per primal (a tuple), for cotangents shaped like the output (a tuple of them
     when ``f`` returns a tuple). With ``has_aux``: ``(output, vjp_fn, aux)``."""
@@ -273,7 +277,9 @@ def _with_tangents(f, primals, tangents, what, alternative):
 
 
 @_grad_enabled
-def jvp(f, primals, tangents, *, strict=False, has_aux=False):
+def jvp(f: Callable[..., Any], primals: TensorLike | Sequence[TensorLike],
+        tangents: TensorLike | Sequence[TensorLike], *, strict: bool = False,
+        has_aux: bool = False) -> tuple[Any, ...]:
     """``(output, tangent_out)`` like ``torch.func.jvp``: the Jacobian of ``f`` at
     ``primals`` times ``tangents`` (tuples, one tangent per primal, of its shape), by one
     forward sweep with the rules' JVP formulas. With ``has_aux``: ``(output, tangent_out,
@@ -303,7 +309,9 @@ def _aux(p, aux):
 # ----- Jacobians and Hessians at primals ----------------------------------------------------
 
 @_grad_enabled
-def jacobian(f, *primals, argnums=None, wrt=None, shapes=None, mode="auto", has_aux=False):
+def jacobian(f: Callable[..., Any], *primals: TensorLike,
+             argnums: int | tuple[int, ...] | None = None, wrt: Wrt = None,
+             shapes: Shapes | None = None, mode: str = "auto", has_aux: bool = False) -> Any:
     """The Jacobian of ``f``. With primals (``torch.func.jacrev(f, argnums)(*primals)``):
     for each output, the Jacobian w.r.t. ``primals[argnums]`` (shape output + input; a
     tuple of them when ``argnums`` is a tuple), as the primals' kind of value. Without
@@ -343,7 +351,9 @@ def _hessian_blocks(outs, xs):
 
 
 @_grad_enabled
-def hessian(f, *primals, argnums=None, wrt=None, shapes=None, has_aux=False):
+def hessian(f: Callable[..., Any], *primals: TensorLike,
+            argnums: int | tuple[int, ...] | None = None, wrt: Wrt = None,
+            shapes: Shapes | None = None, has_aux: bool = False) -> Any:
     """The Hessian of ``f``, forward over reverse (``torch.func.hessian``). With primals:
     for each output, the Hessian w.r.t. ``primals[argnums]`` (shape output + input +
     input; nested tuples ``H[i][j]`` when ``argnums`` is a tuple). Without primals: a
@@ -371,7 +381,8 @@ def hessian(f, *primals, argnums=None, wrt=None, shapes=None, has_aux=False):
 
 
 @_grad_enabled
-def hvp(f, primals, tangents):
+def hvp(f: Callable[..., Any], primals: TensorLike | Sequence[TensorLike],
+        tangents: TensorLike | Sequence[TensorLike]) -> tuple[Any, Any]:
     """``(output, hvp)`` like ``torch.autograd.functional.hvp``: the Hessian of scalar
     ``f`` at ``primals`` times ``tangents``, one result per primal (a tuple when the
     primals are), by a forward sweep over the reverse-mode gradient."""
@@ -431,6 +442,10 @@ class _Transformed(DerivativeFn):
         self.wrt = resolve_wrt(wrt, self.inputs, self.name)
         self._compiled = {}
 
+    def _structure(self, values: list[Any]) -> list[Any]:
+        """The flat blocks grouped as calling the object returns them (per subclass)."""
+        raise NotImplementedError
+
     @property
     def several(self):
         return self.spec is not None
@@ -443,7 +458,7 @@ class _Transformed(DerivativeFn):
         """Closed form of the function (a list of them when it has several outputs)."""
         if self.several:
             return [o.expr for o in self.outputs]
-        return self.output.expr
+        return self.outputs[0].expr
 
     def _key(self, k, names):
         parts = ([k] if self.several else []) + list(names)
@@ -453,18 +468,18 @@ class _Transformed(DerivativeFn):
         return True if any(x.shape for x in self.inputs) else super()._matrix_view()
 
     def __repr__(self):
-        args = ", ".join(f"{x.name}: {fmt_shape(x.shape)}" if x.shape else x.name
+        args = ", ".join(f"{x.name}: {fmt_shape(x.shape)}" if x.shape else f"{x.name}"
                          for x in self.inputs)
         wrt = ", ".join(x.name for x in self.wrt)
         return f"<{type(self).__name__} of {self.name}({args}) w.r.t. {wrt}>\n{self}"
 
-    def __call__(self, *args):
+    def __call__(self, *args: TensorLike) -> Any:
         """The derivative at ``args`` (numbers, arrays or torch tensors), structured like
         ``torch.func``'s result: per output, one block (a single ``wrt``) or a tuple."""
         if len(args) != len(self.inputs):
             raise SymgradError(f"{type(self).__name__} of {self.name} takes "
                                f"{len(self.inputs)} argument(s) "
-                               f"({', '.join(x.name for x in self.inputs)}), got {len(args)}")
+                               f"({', '.join(f'{x.name}' for x in self.inputs)}), got {len(args)}")
         p = Primals.__new__(Primals)
         p.what, p.values = f"{type(self).__name__} of {self.name}", list(args)
         torch = torch_module()
@@ -474,7 +489,7 @@ class _Transformed(DerivativeFn):
         values = [p._convert(v) for v in super().compile(p.kind)(*p._args(args))]
         return unflatten(self.spec, self._structure(values))
 
-    def compile(self, backend="numpy", with_value=False):
+    def compile(self, backend: str = "numpy", with_value: bool = False) -> Callable[..., Any]:
         """A plain function of ``f``'s arguments returning the blocks in the same nested
         layout as calling this object (``H[i][j]`` per output, as ``torch.func``), or
         ``(value, blocks)``; it runs NumPy or torch code only."""
@@ -498,7 +513,8 @@ class Jacobian(_Transformed):
     ``f.shape + x.shape``; ``compile`` returns one block per (output, wrt) pair."""
 
     @_grad_enabled
-    def __init__(self, f, wrt=None, shapes=None, mode="auto", has_aux=False):
+    def __init__(self, f: Callable[..., Any], wrt: Wrt = None, shapes: Shapes | None = None,
+                 mode: str = "auto", has_aux: bool = False) -> None:
         super().__init__(f, wrt, shapes, has_aux)
         if mode == "auto":
             mode = "reverse" if reverse_is_cheaper(self.outputs, self.wrt) else "forward"
@@ -532,7 +548,8 @@ class Hessian(_Transformed):
     function of a vector prints as a matrix formula (``Wᵀ diag(…) W``)."""
 
     @_grad_enabled
-    def __init__(self, f, wrt=None, shapes=None, has_aux=False):
+    def __init__(self, f: Callable[..., Any], wrt: Wrt = None, shapes: Shapes | None = None,
+                 has_aux: bool = False) -> None:
         super().__init__(f, wrt, shapes, has_aux)
         self.blocks = _hessian_blocks(self.outputs, self.wrt)
 

@@ -16,6 +16,7 @@ import math
 import sys
 import threading
 import weakref
+from typing import Any, Callable, TypeVar
 
 import sympy
 
@@ -24,13 +25,16 @@ from . import extensions, grad_mode
 from .graph import Tensor
 from .opdef import ArrayOp, OPS, defop, public
 from .shapes import KIND_DTYPES, as_shape, check_dim_expression, dtype_kind
+from .types import ShapeLike, TensorLike
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 _gc_lock = threading.Lock()
 _gc_pauses = [0, False]   # calls inside gc_paused (all threads), collector on before them
 
 
-def gc_paused(fn):
+def gc_paused(fn: _F) -> _F:
     """Run ``fn`` with Python's cyclic garbage collector paused. Building a large graph
     allocates many small objects that form no cycles, and each collection walks every
     live node: with 10⁵ nodes the collector took more than half the time. The collector
@@ -50,7 +54,7 @@ def gc_paused(fn):
                 _gc_pauses[0] -= 1
                 if _gc_pauses[0] == 0 and _gc_pauses[1]:
                     gc.enable()
-    return wrapper
+    return wrapper  # type: ignore[return-value]  # functools.wraps keeps the signature
 
 
 class InternTable:
@@ -61,7 +65,8 @@ class InternTable:
     __slots__ = ("refs", "_remove")
 
     def __init__(self):
-        refs = self.refs = {}
+        refs: dict[Any, KeyedRef] = {}
+        self.refs = refs
 
         def remove(ref, pop=refs.pop):
             key = ref.key
@@ -87,6 +92,7 @@ class InternTable:
 
 class KeyedRef(weakref.ref):
     __slots__ = ("key",)
+    key: Any
 
 
 interned = InternTable()
@@ -156,17 +162,28 @@ def _symbol_expr(attrs):
 
 @defop("symbol", (), sympy=_symbol_expr, shape=_leaf_shape, differentiable=False,
        doc="a named input")
-def symbol(name, shape=(), dtype=None):
+def symbol(name: str, shape: ShapeLike = (), dtype: str | None = None) -> Tensor:
     """A named symbolic input, e.g. ``sg.symbol("W", shape=("m", "n"))``; ``dtype``
     "int64" or "bool" (or a ``TensorSpec`` with one as ``shape``) makes an integer or
-    boolean input, which carries no gradient."""
+    boolean input, which carries no gradient.
+
+    Example:
+
+    >>> import symgrad as sg
+    >>> W = sg.symbol("W", shape=("m", "n"))
+    >>> W
+    Tensor(W, shape=(m, n))
+    >>> ids = sg.symbol("ids", shape=("B",), dtype="int64")
+    >>> ids.kind
+    'int'
+    """
     if not isinstance(name, str) or not name.isidentifier():
         raise ParameterError(f"symbol name must be a Python identifier, got {name!r}")
     if dtype is None:
         dtype = getattr(shape, "dtype", "float64")
     kind = dtype_kind(dtype)
     shape = tuple(as_shape(shape))
-    params = (("name", name), ("shape", shape))
+    params: tuple[tuple[str, Any], ...] = (("name", name), ("shape", shape))
     if kind != "float":
         params += (("dtype", KIND_DTYPES[kind]),)
     return leaf("symbol", params, shape, kind)
@@ -251,9 +268,19 @@ def reference_run():
     return getattr(_reference_run, "active", None)
 
 
-def const(value, shape=()):
+def const(value: TensorLike | sympy.Expr, shape: ShapeLike = ()) -> Tensor:
     """A constant filling ``shape``; ``value`` is a number or a SymPy expression of dims
-    (an array or tensor is a constant array of its own shape)."""
+    (an array or tensor is a constant array of its own shape).
+
+    Example:
+
+    >>> import symgrad as sg
+    >>> c = sg.const(2.5)
+    >>> c
+    Tensor(2.5, shape=())
+    >>> sg.const(1, shape=("n",))
+    Tensor(ones((n,)), shape=(n,))
+    """
     ref = reference_run()
     if ref is not None and not getattr(value, "ndim", 0):
         return ref.full(shape if isinstance(shape, (tuple, list)) else (shape,),
@@ -299,20 +326,45 @@ def number(value):
     return sympy.Float(value)
 
 
-def zeros(shape):
+def zeros(shape: ShapeLike) -> Tensor:
     """An array of zeros; dims are ints or names (``sg.zeros(("n", 3))``), as in
-    ``torch.zeros``. Its gradient is nothing: it is a constant."""
+    ``torch.zeros``. Its gradient is nothing: it is a constant.
+
+    Example:
+
+    >>> import symgrad as sg
+    >>> sg.zeros(("n", 3))
+    Tensor(zeros((n, 3)), shape=(n, 3))
+    >>> import numpy as np
+    >>> sg.zeros(2).shape
+    (2,)
+    """
     return const(sympy.S.Zero, _sizes(shape))
 
 
-def ones(shape):
-    """An array of ones (``sg.ones("n")`` is the all-ones vector 𝟙 of length n)."""
+def ones(shape: ShapeLike) -> Tensor:
+    """An array of ones (``sg.ones("n")`` is the all-ones vector 𝟙 of length n).
+
+    Example:
+
+    >>> import symgrad as sg
+    >>> v = sg.symbol("v", shape=("n",))
+    >>> print(sg.grad_fn(lambda v: sg.sum(v * sg.ones("n")), shapes={"v": ("n",)}))
+    df/dv = 𝟙    [shape (n,)]
+    """
     return const(sympy.S.One, _sizes(shape))
 
 
-def full(shape, value):
+def full(shape: ShapeLike, value: float | sympy.Expr) -> Tensor:
     """An array filled with ``value``, a number or an expression of dims
-    (``sg.full(("n",), 0.5)``), as in ``torch.full``."""
+    (``sg.full(("n",), 0.5)``), as in ``torch.full``.
+
+    Example:
+
+    >>> import symgrad as sg
+    >>> sg.full(("n",), 0.5)
+    Tensor(full((n,), 0.5), shape=(n,))
+    """
     return const(value, _sizes(shape))
 
 
@@ -321,18 +373,42 @@ def _sizes(shape):
     return tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
 
 
-def zeros_like(x):
-    """Zeros of ``x``'s shape (symbolic dims too)."""
+def zeros_like(x: TensorLike) -> Tensor:
+    """Zeros of ``x``'s shape (symbolic dims too).
+
+    Example:
+
+    >>> import symgrad as sg
+    >>> v = sg.symbol("v", shape=("n", 2))
+    >>> sg.zeros_like(v).shape
+    (n, 2)
+    """
     return zeros(as_tensor(x, "zeros_like").shape)
 
 
-def ones_like(x):
-    """Ones of ``x``'s shape (symbolic dims too)."""
+def ones_like(x: TensorLike) -> Tensor:
+    """Ones of ``x``'s shape (symbolic dims too).
+
+    Example:
+
+    >>> import symgrad as sg
+    >>> v = sg.symbol("v", shape=("n",))
+    >>> sg.ones_like(v)
+    Tensor(ones((n,)), shape=(n,))
+    """
     return ones(as_tensor(x, "ones_like").shape)
 
 
-def full_like(x, value):
-    """``value`` filling ``x``'s shape (symbolic dims too)."""
+def full_like(x: TensorLike, value: float | sympy.Expr) -> Tensor:
+    """``value`` filling ``x``'s shape (symbolic dims too).
+
+    Example:
+
+    >>> import symgrad as sg
+    >>> v = sg.symbol("v", shape=("n",))
+    >>> sg.full_like(v, 3.0)
+    Tensor(full((n,), 3), shape=(n,))
+    """
     return full(as_tensor(x, "full_like").shape, value)
 
 

@@ -13,6 +13,9 @@ enabled whatever the outer mode, as ``torch.func`` transforms do.
 import functools
 import sys
 import threading
+from typing import Any, Callable, Literal, TypeVar
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 class _State(threading.local):
@@ -22,7 +25,7 @@ class _State(threading.local):
 _state = _State()
 
 
-def is_grad_enabled():
+def is_grad_enabled() -> bool:
     """False inside ``sg.no_grad()``."""
     return _state.enabled
 
@@ -32,7 +35,7 @@ class _GradMode:
 
     mode = True
 
-    def __enter__(self):
+    def __enter__(self) -> "_GradMode":
         self._prev = _state.enabled
         _state.enabled = self.mode
         torch = sys.modules.get("torch")
@@ -41,18 +44,18 @@ class _GradMode:
             self._torch.__enter__()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         _state.enabled = self._prev
         if self._torch is not None:
             self._torch.__exit__(*exc)
         return False
 
-    def __call__(self, fn):
+    def __call__(self, fn: _F) -> _F:
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             with type(self)():
                 return fn(*args, **kwargs)
-        return wrapper
+        return wrapper  # type: ignore[return-value]  # functools.wraps keeps the signature
 
 
 class no_grad(_GradMode):

@@ -12,6 +12,9 @@ Operators and methods record ops through the registry's public functions
 and functions) goes through ``extensions``.
 """
 import sys
+from typing import Any, Sequence, Union
+
+from numpy.typing import ArrayLike
 
 from ..errors import ControlFlowError, OperandError, ShapeError, UnsupportedOpError
 from . import extensions
@@ -19,6 +22,12 @@ from .deep import deep
 from .forms import node_form
 from .opdef import FUNCTIONS, OPS
 from .shapes import TensorSpec, fmt_shape
+
+# As core.types spells them; that module refers to Tensor, so importing it here would
+# make a cycle.
+Axis = Union[int, Sequence[int], None]
+ShapeLike = Sequence[Any]
+TensorLike = Union["Tensor", ArrayLike]
 
 _NUMPY_OPERATORS = {
     "add": "add", "subtract": "sub", "multiply": "mul", "true_divide": "div",
@@ -39,7 +48,8 @@ class Tensor:
                  "backward_view", "__weakref__")
     __array_priority__ = 1000
 
-    def __init__(self, op, inputs, params, shape, kind):
+    def __init__(self, op: str, inputs: tuple["Tensor", ...], params: tuple[tuple[str, Any], ...],
+                 shape: tuple[Any, ...], kind: str) -> None:
         self.op = op
         self.inputs = inputs
         self.params = params
@@ -51,11 +61,11 @@ class Tensor:
 
     # ----- introspection -------------------------------------------------------------
     @property
-    def ndim(self):
+    def ndim(self) -> int:
         return len(self.shape)
 
     @property
-    def dtype(self):
+    def dtype(self) -> Any:
         """As the arrays it stands for: torch.float64 / torch.bool when torch is loaded (so
         torch code can pass ``x.dtype`` on), NumPy's dtype otherwise."""
         torch = sys.modules.get("torch")
@@ -69,45 +79,45 @@ class Tensor:
         return TensorSpec(dims)
 
     @property
-    def name(self):
+    def name(self) -> str | None:
         return self.attrs.get("name")
 
     @property
-    def is_leaf(self):
+    def is_leaf(self) -> bool:
         return not self.inputs
 
     @property
-    def is_symbol(self):
+    def is_symbol(self) -> bool:
         """A named input (``sg.symbol``)."""
         return self.op == "symbol"
 
     @property
-    def is_const(self):
+    def is_const(self) -> bool:
         """A constant filling its shape (a number or an expression of dims)."""
         return self.op == "const"
 
     @property
-    def is_array(self):
+    def is_array(self) -> bool:
         """A constant array captured while tracing."""
         return self.op == "array"
 
     @property
-    def grad_fn(self):
+    def grad_fn(self) -> Any:
         """The backward function that made this Tensor, as PyTorch shows it (``name()``,
         ``next_functions``, ``saved``); None for leaves and constants."""
         return extensions.grad_fn(self)
 
     @property
-    def requires_grad(self):
+    def requires_grad(self) -> bool:
         """True when this value depends differentiably on a symbol (PyTorch's flag):
         False for constants, comparisons, detached values and values made in no_grad."""
         return extensions.requires_grad(self)
 
     @property
-    def T(self):
+    def T(self) -> "Tensor":
         return _call("transpose", self)
 
-    def size(self, axis=None):
+    def size(self, axis: int | None = None) -> Any:
         return self.shape if axis is None else self.shape[axis]
 
     def __repr__(self):
@@ -123,7 +133,7 @@ class Tensor:
 
     # ----- expressions ---------------------------------------------------------------
     @property
-    def expr(self):
+    def expr(self) -> Any:
         """Closed-form SymPy expression of this node in terms of the leaves (built along
         the graph without recursion; SymPy itself recurses, so deep graphs are built with
         room for it, see ``deep``)."""
@@ -131,7 +141,8 @@ class Tensor:
             order = topo_order([self])
 
             def build():
-                shapes, memo = {}, {}
+                shapes: dict[Any, Any] = {}
+                memo: dict[Any, Any] = {}
                 for node in order:
                     if node._expr is None:
                         node._expr = node_form(node, [i._expr for i in node.inputs],
@@ -141,7 +152,7 @@ class Tensor:
             deep(build, depth_of(order))
         return self._expr
 
-    def local_expr(self, operands):
+    def local_expr(self, operands: Sequence[Any]) -> Any:
         """This op applied to ``operands`` (SymPy expressions standing for the inputs)."""
         return OPS[self.op].expr(self.attrs, operands)
 
@@ -229,43 +240,47 @@ class Tensor:
     __hash__ = object.__hash__
 
     # ----- operators -----------------------------------------------------------------
-    def __add__(self, other): return _call("add", self, other)
-    def __radd__(self, other): return _call("add", other, self)
-    def __sub__(self, other): return _call("sub", self, other)
-    def __rsub__(self, other): return _call("sub", other, self)
-    def __mul__(self, other): return _call("mul", self, other)
-    def __rmul__(self, other): return _call("mul", other, self)
-    def __truediv__(self, other): return _call("div", self, other)
-    def __rtruediv__(self, other): return _call("div", other, self)
-    def __pow__(self, other): return _call("pow", self, other)
-    def __rpow__(self, other): return _call("pow", other, self)
-    def __matmul__(self, other): return _call("matmul", self, other)
-    def __rmatmul__(self, other): return _call("matmul", other, self)
-    def __neg__(self): return _call("neg", self)
-    def __pos__(self): return self
-    def __abs__(self): return _call("abs", self)
-    def __gt__(self, other): return _call("gt", self, other)
-    def __ge__(self, other): return _call("ge", self, other)
-    def __lt__(self, other): return _call("lt", self, other)
-    def __le__(self, other): return _call("le", self, other)
-    def __eq__(self, other): return _call("eq", self, other)
-    def __ne__(self, other): return _call("ne", self, other)
-    def __and__(self, other): return _call("logical_and", self, other)
-    def __rand__(self, other): return _call("logical_and", other, self)
-    def __or__(self, other): return _call("logical_or", self, other)
-    def __ror__(self, other): return _call("logical_or", other, self)
-    def __invert__(self): return _call("logical_not", self)
+    def __add__(self, other: TensorLike) -> "Tensor": return _call("add", self, other)
+    def __radd__(self, other: TensorLike) -> "Tensor": return _call("add", other, self)
+    def __sub__(self, other: TensorLike) -> "Tensor": return _call("sub", self, other)
+    def __rsub__(self, other: TensorLike) -> "Tensor": return _call("sub", other, self)
+    def __mul__(self, other: TensorLike) -> "Tensor": return _call("mul", self, other)
+    def __rmul__(self, other: TensorLike) -> "Tensor": return _call("mul", other, self)
+    def __truediv__(self, other: TensorLike) -> "Tensor": return _call("div", self, other)
+    def __rtruediv__(self, other: TensorLike) -> "Tensor": return _call("div", other, self)
+    def __pow__(self, other: TensorLike) -> "Tensor": return _call("pow", self, other)
+    def __rpow__(self, other: TensorLike) -> "Tensor": return _call("pow", other, self)
+    def __matmul__(self, other: TensorLike) -> "Tensor": return _call("matmul", self, other)
+    def __rmatmul__(self, other: TensorLike) -> "Tensor": return _call("matmul", other, self)
+    def __neg__(self) -> "Tensor": return _call("neg", self)
+    def __pos__(self) -> "Tensor": return self
+    def __abs__(self) -> "Tensor": return _call("abs", self)
+    def __gt__(self, other: TensorLike) -> "Tensor": return _call("gt", self, other)
+    def __ge__(self, other: TensorLike) -> "Tensor": return _call("ge", self, other)
+    def __lt__(self, other: TensorLike) -> "Tensor": return _call("lt", self, other)
+    def __le__(self, other: TensorLike) -> "Tensor": return _call("le", self, other)
+    def __eq__(self, other: object) -> "Tensor":  # type: ignore[override]  # elementwise
+        return _call("eq", self, other)
+    def __ne__(self, other: object) -> "Tensor":  # type: ignore[override]  # elementwise
+        return _call("ne", self, other)
+    def __and__(self, other: TensorLike) -> "Tensor": return _call("logical_and", self, other)
+    def __rand__(self, other: TensorLike) -> "Tensor": return _call("logical_and", other, self)
+    def __or__(self, other: TensorLike) -> "Tensor": return _call("logical_or", self, other)
+    def __ror__(self, other: TensorLike) -> "Tensor": return _call("logical_or", other, self)
+    def __invert__(self) -> "Tensor": return _call("logical_not", self)
 
     # ----- methods mirroring torch / numpy -------------------------------------------
-    def sum(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+    def sum(self, axis: Axis = None, keepdims: bool = False, *, dim: Axis = None,
+            keepdim: bool | None = None) -> "Tensor":
         return _call("sum", self, axis=axis if dim is None else dim,
                      keepdims=keepdims if keepdim is None else keepdim)
 
-    def mean(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+    def mean(self, axis: Axis = None, keepdims: bool = False, *, dim: Axis = None,
+             keepdim: bool | None = None) -> "Tensor":
         return _call("mean", self, axis=axis if dim is None else dim,
                      keepdims=keepdims if keepdim is None else keepdim)
 
-    def reshape(self, *shape):
+    def reshape(self, *shape: Any) -> "Tensor":
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         return _call("reshape", self, shape)
@@ -274,47 +289,47 @@ class Tensor:
         """``torch.Tensor.<name>`` semantics, from the torch front end's table."""
         return extensions.torch_attribute(self, name)(*args, **kwargs)
 
-    def squeeze(self, *args, **kwargs):
+    def squeeze(self, *args: Any, **kwargs: Any) -> "Tensor":
         """NumPy's ``squeeze(axis=...)`` (a size-1 axis only), else torch's (a dim whose
         size is not 1 is left alone)."""
         if "axis" in kwargs or not args and not kwargs:
             return _call("squeeze", self, kwargs.get("axis"))
         return self._torch_method("squeeze", args, kwargs)
 
-    def unsqueeze(self, axis):
+    def unsqueeze(self, axis: int) -> "Tensor":
         return _call("unsqueeze", self, axis)
 
-    def transpose(self, *axes):
+    def transpose(self, *axes: Any) -> "Tensor":
         if len(axes) == 2 and all(isinstance(a, int) for a in axes):  # torch's (dim0, dim1)
             return _call("swapaxes", self, *axes)
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = tuple(axes[0])
         return _call("transpose", self, axes or None)
 
-    def t(self):
+    def t(self) -> "Tensor":
         return _call("transpose", self)
 
-    def broadcast_to(self, shape):
+    def broadcast_to(self, shape: ShapeLike) -> "Tensor":
         return _call("broadcast_to", self, shape)
 
-    def expand(self, *sizes):
+    def expand(self, *sizes: Any) -> "Tensor":
         """torch's ``expand(*sizes)`` (-1 keeps a dim); ``broadcast_to`` is NumPy's."""
         return self._torch_method("expand", sizes, {})
 
-    def detach(self):
+    def detach(self) -> "Tensor":
         return _call("detach", self)
 
-    def exp(self): return _call("exp", self)
-    def log(self): return _call("log", self)
-    def sin(self): return _call("sin", self)
-    def cos(self): return _call("cos", self)
-    def tanh(self): return _call("tanh", self)
-    def sigmoid(self): return _call("sigmoid", self)
-    def relu(self): return _call("relu", self)
-    def sqrt(self): return _call("sqrt", self)
-    def abs(self): return _call("abs", self)
-    def square(self): return _call("square", self)
-    def clamp(self, min=None, max=None):
+    def exp(self) -> "Tensor": return _call("exp", self)
+    def log(self) -> "Tensor": return _call("log", self)
+    def sin(self) -> "Tensor": return _call("sin", self)
+    def cos(self) -> "Tensor": return _call("cos", self)
+    def tanh(self) -> "Tensor": return _call("tanh", self)
+    def sigmoid(self) -> "Tensor": return _call("sigmoid", self)
+    def relu(self) -> "Tensor": return _call("relu", self)
+    def sqrt(self) -> "Tensor": return _call("sqrt", self)
+    def abs(self) -> "Tensor": return _call("abs", self)
+    def square(self) -> "Tensor": return _call("square", self)
+    def clamp(self, min: TensorLike | None = None, max: TensorLike | None = None) -> "Tensor":
         if isinstance(min, Tensor) or isinstance(max, Tensor):
             return self._torch_method("clamp", (), {"min": min, "max": max})
         return _call("clamp", self, min, max)
@@ -330,25 +345,28 @@ class Tensor:
     def _numpy_style(self, args, kwargs):
         return not args and not (set(kwargs) - {"axis", "keepdims"})
 
-    def max(self, *args, **kwargs):
+    def max(self, *args: Any, **kwargs: Any) -> Any:
         if self._numpy_style(args, kwargs):
             return self._reduce("max", kwargs.get("axis"), kwargs.get("keepdims", False),
                                 None, None)
         return self._torch_method("max", args, kwargs)
 
-    def min(self, *args, **kwargs):
+    def min(self, *args: Any, **kwargs: Any) -> Any:
         if self._numpy_style(args, kwargs):
             return self._reduce("min", kwargs.get("axis"), kwargs.get("keepdims", False),
                                 None, None)
         return self._torch_method("min", args, kwargs)
 
-    def amax(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+    def amax(self, axis: Axis = None, keepdims: bool = False, *, dim: Axis = None,
+             keepdim: bool | None = None) -> "Tensor":
         return self._reduce("amax", axis, keepdims, dim, keepdim)
 
-    def amin(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+    def amin(self, axis: Axis = None, keepdims: bool = False, *, dim: Axis = None,
+             keepdim: bool | None = None) -> "Tensor":
         return self._reduce("amin", axis, keepdims, dim, keepdim)
 
-    def prod(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+    def prod(self, axis: Axis = None, keepdims: bool = False, *, dim: Axis = None,
+             keepdim: bool | None = None) -> "Tensor":
         return self._reduce("prod", axis, keepdims, dim, keepdim)
 
     def _statistic(self, name, args, kwargs):
@@ -360,25 +378,25 @@ class Tensor:
                                 None, None, correction=kwargs.get("ddof", 0))
         return self._torch_method(name, args, kwargs)
 
-    def var(self, *args, **kwargs):
+    def var(self, *args: Any, **kwargs: Any) -> "Tensor":
         return self._statistic("var", args, kwargs)
 
-    def std(self, *args, **kwargs):
+    def std(self, *args: Any, **kwargs: Any) -> "Tensor":
         return self._statistic("std", args, kwargs)
 
-    def norm(self, *args, **kwargs):
+    def norm(self, *args: Any, **kwargs: Any) -> "Tensor":
         if self._numpy_style(args, kwargs):
             return _call("norm", self, axis=kwargs.get("axis"),
                          keepdims=kwargs.get("keepdims", False))
         return self._torch_method("norm", args, kwargs)
 
-    def softmax(self, axis=-1, *, dim=None):
+    def softmax(self, axis: int = -1, *, dim: int | None = None) -> "Tensor":
         return _call("softmax", self, axis if dim is None else dim)
 
-    def log_softmax(self, axis=-1, *, dim=None):
+    def log_softmax(self, axis: int = -1, *, dim: int | None = None) -> "Tensor":
         return _call("log_softmax", self, axis if dim is None else dim)
 
-    def dot(self, other):
+    def dot(self, other: TensorLike) -> "Tensor":
         return _call("dot", self, other)
 
 
@@ -406,7 +424,7 @@ def topo_order(outputs):
 
 def depth_of(order):
     """The number of nodes on the longest path through ``order`` (a topological order)."""
-    level = {}
+    level: dict[int, int] = {}
     for node in order:
         level[id(node)] = 1 + max((level[id(i)] for i in node.inputs), default=0)
     return max(level.values(), default=0)

@@ -17,6 +17,7 @@ whose spelling depends on a parameter. Operands may ask to be parenthesised: ``{
 operator's precedence).
 """
 import sys
+from typing import Any, Callable, TypeVar
 
 import sympy
 from sympy.core.symbol import Str
@@ -28,6 +29,9 @@ TARGETS = ("text", "latex", "numpy", "torch", "math")
 
 OPS = {}         # op name -> OpDef
 FUNCTIONS = {}   # public function name -> callable (sg.<name>), filled by the op families
+
+# What ``defop`` and ``public`` decorate and give back unchanged (so it keeps its type).
+FunctionT = TypeVar("FunctionT", bound=Callable[..., Any])
 
 # SymPy's levels, and x @ y: Python's @ binds like * and groups left to right, so as a
 # factor of a product (a*(W@x), printed at Mul's level, or at Add's when the product is
@@ -367,7 +371,7 @@ class OpDef:
         return f"<OpDef {self.name}({', '.join(self.inputs or ('...',))})>"
 
 
-def defop(name, inputs, **kw):
+def defop(name: str, inputs: Any, **kw: Any) -> Callable[[FunctionT], FunctionT]:
     """Register an OpDef; returns a decorator that records the op's public function
     (``sg.<name>``), so ``@defop(...)`` sits on the function that applies the op."""
     kw.setdefault("module", sys._getframe(1).f_globals.get("__name__"))
@@ -376,7 +380,7 @@ def defop(name, inputs, **kw):
                             f"{kw['module']})")
     op = OPS[name] = OpDef(name, inputs, **kw)
 
-    def record(fn):
+    def record(fn: FunctionT) -> FunctionT:
         op.function = fn
         fn.opdef = op
         FUNCTIONS[name] = fn
@@ -384,7 +388,7 @@ def defop(name, inputs, **kw):
     return record
 
 
-def public(fn):
+def public(fn: FunctionT) -> FunctionT:
     """Record a public function that is not an op of its own (``sg.stack``, ``sg.inv``)."""
     FUNCTIONS[fn.__name__] = fn
     return fn

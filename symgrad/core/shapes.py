@@ -7,6 +7,7 @@ import ast
 import operator
 import threading
 from functools import lru_cache
+from typing import Any
 
 import sympy
 
@@ -201,7 +202,8 @@ def parse_dim(text):
         tree = ast.parse(text.strip(), mode="eval").body
     except SyntaxError:
         raise fail("not an expression") from None
-    stack, values = [(tree, False)], []
+    stack: list[tuple[Any, bool]] = [(tree, False)]
+    values: list[Any] = []
     while stack:
         node, seen = stack.pop()
         if isinstance(node, ast.BinOp) and type(node.op) in _DIM_OPERATORS:
@@ -401,7 +403,10 @@ class TensorSpec(tuple):
     compiled function like any other, checked at call time, with no gradient. The
     annotation ``sg.Tensor["m", "n"]`` builds a float one."""
 
-    def __new__(cls, dims=(), dtype="float64"):
+    kind: str
+    dtype: str
+
+    def __new__(cls, dims: Any = (), dtype: str = "float64") -> "TensorSpec":
         kind = dtype_kind(dtype)
         self = super().__new__(cls, as_shape(tuple(dims) if isinstance(dims, (tuple, list))
                                             else (dims,)))
@@ -410,7 +415,7 @@ class TensorSpec(tuple):
         return self
 
     @property
-    def shape(self):
+    def shape(self) -> tuple[Any, ...]:
         return tuple(self)
 
     def __reduce__(self):

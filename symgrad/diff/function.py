@@ -37,6 +37,7 @@ a ``torch.autograd.Function`` calling the same ``forward`` and ``backward``.
 """
 import inspect
 import itertools
+from typing import Any
 
 from ..core.build import as_tensor, make, symbol, torch_module, zeros
 from ..core.extensions import Slot
@@ -110,23 +111,23 @@ class Function:
     plus ``setup_context(ctx, inputs, output)``, works too."""
 
     @staticmethod
-    def forward(ctx, *args):
+    def forward(ctx: Any, *args: Any) -> Any:
         raise NotImplementedError("define forward(ctx, *args) in your sg.Function subclass")
 
     @staticmethod
-    def backward(ctx, *grads):
+    def backward(ctx: Any, *grads: Any) -> Any:
         raise NotImplementedError("define backward(ctx, *grads) in your sg.Function subclass")
 
     @staticmethod
-    def setup_context(ctx, inputs, output):
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
         raise NotImplementedError
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise ArgumentError(f"{type(self).__name__} is an sg.Function: call "
                         f"{type(self).__name__}.apply(...) instead of instantiating it")
 
     @classmethod
-    def apply(cls, *args):
+    def apply(cls, *args: Any) -> Any:
         """Apply the op: records a node on symbolic Tensors, computes on numbers, arrays
         and torch tensors."""
         if any(isinstance(a, Tensor) for a in args):

@@ -7,6 +7,7 @@ and line.
 """
 import ast
 from pathlib import Path
+from typing import Any, Iterator, cast
 
 from ..core.opdef import OPS
 from ..errors import NotDifferentiableError, RuleError
@@ -27,7 +28,8 @@ class Rule:
     """Derivative rules of one op: ``vjp[input]`` is a Formula, ``NON_DIFFERENTIABLE`` or
     ``NotImplementedGradient``; ``jvp`` is a Formula or None."""
 
-    def __init__(self, name, inputs, params, vjp, jvp, file, line):
+    def __init__(self, name: str, inputs: tuple[str, ...], params: dict[str, Any],
+                 vjp: dict[str, Any], jvp: Any, file: str, line: int) -> None:
         self.name = name
         self.inputs = inputs
         self.params = params
@@ -37,37 +39,37 @@ class Rule:
         self.line = line
 
     @property
-    def source(self):
+    def source(self) -> str:
         return f"{self.file}:{self.line}"
 
     @property
-    def outputs(self):
+    def outputs(self) -> tuple[str, ...]:
         """The op's outputs as formulas name them; every op has one, ``result``."""
         return ("result",)
 
     @property
-    def vjp_text(self):
+    def vjp_text(self) -> dict[str, str]:
         """``{input: formula text}`` as written in the rule file."""
         return {inp: self.formula_text(inp) for inp in self.inputs}
 
     @property
-    def jvp_text(self):
+    def jvp_text(self) -> str | None:
         return self.jvp.text if self.jvp is not None else None
 
     @property
-    def signature(self):
+    def signature(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
         return f"{self.name}({', '.join(self.inputs)}{', *, ' + params if params else ''})"
 
     @property
-    def differentiable(self):
+    def differentiable(self) -> bool:
         """True when the op's output can carry a gradient."""
         return any(v is not NON_DIFFERENTIABLE for v in self.vjp.values())
 
-    def input_differentiable(self, i):
+    def input_differentiable(self, i: int) -> bool:
         return self.vjp[self.inputs[i]] is not NON_DIFFERENTIABLE
 
-    def formula_text(self, inp):
+    def formula_text(self, inp: str) -> str:
         v = self.vjp[inp]
         if isinstance(v, Formula):
             return v.text
@@ -80,7 +82,7 @@ class Rule:
         env["result"] = node
         return env
 
-    def apply_vjp(self, node, i, grad):
+    def apply_vjp(self, node: Any, i: int, grad: Any) -> Any:
         """The gradient contribution to input ``i`` of ``node`` given ``grad``."""
         entry = self.vjp[self.inputs[i]]
         if entry is NON_DIFFERENTIABLE:
@@ -93,7 +95,7 @@ class Rule:
         env["grad"] = grad
         return entry(env)
 
-    def apply_jvp(self, node, tangents):
+    def apply_jvp(self, node: Any, tangents: Any) -> Any:
         if self.jvp is None:
             if not self.differentiable:
                 return None
@@ -118,7 +120,7 @@ class Rule:
 def _parse_signature(text, where):
     file, line, _ = where
     try:
-        fn = ast.parse(f"def {text.strip()}: pass").body[0]
+        fn = cast(ast.FunctionDef, ast.parse(f"def {text.strip()}: pass").body[0])
     except SyntaxError:
         raise RuleError(f"{file}:{line}: op signature {text!r} is not of the form "
                         "name(input, ..., *, param=default)") from None
@@ -127,7 +129,7 @@ def _parse_signature(text, where):
         raise RuleError(f"{file}:{line}: op signature {text!r}: inputs are plain names; "
                         "parameters come after '*' with defaults")
     inputs = tuple(x.arg for x in a.args)
-    params = {}
+    params: dict[str, Any] = {}
     for arg, default in zip(a.kwonlyargs, a.kw_defaults):
         if default is None:
             params[arg.arg] = None
@@ -249,12 +251,12 @@ class RuleTable:
     """``sg.rules``: every op symgrad can differentiate, by name. The package's rule
     files are read on first use (parsing them is a good part of ``import symgrad``)."""
 
-    def __init__(self, folder=None, display=None):
-        self._loaded = {}
+    def __init__(self, folder: Any = None, display: Any = None) -> None:
+        self._loaded: dict[str, Rule] = {}
         self._pending = (folder, display) if folder is not None else None
 
     @property
-    def _rules(self):
+    def _rules(self) -> dict[str, Rule]:
         if self._pending is not None:
             folder, display = self._pending
             self._pending = None
@@ -265,9 +267,9 @@ class RuleTable:
                 raise
         return self._loaded
 
-    def load_text(self, text, file="<string>"):
+    def load_text(self, text: str, file: str = "<string>") -> list[Rule]:
         new = parse_rules(text, file)
-        seen = {}
+        seen: dict[str, Rule] = {}
         for r in new:
             if r.name in seen:
                 raise RuleError(f"{file}:{r.line}: duplicate rule for {r.name} "
@@ -281,34 +283,34 @@ class RuleTable:
             self._rules[r.name] = r
         return new
 
-    def load_file(self, path, display=None):
+    def load_file(self, path: str | Path, display: str | None = None) -> list[Rule]:
         path = Path(path)
         return self.load_text(path.read_text(), display or str(path))
 
-    def load_dir(self, folder, display=None):
+    def load_dir(self, folder: str | Path, display: str | None = None) -> None:
         for path in sorted(Path(folder).glob("*.yaml")):
             self.load_file(path, f"{display}/{path.name}" if display else None)
 
-    def __getitem__(self, name):
+    def __getitem__(self, name: str) -> Rule:
         try:
             return self._rules[name]
         except KeyError:
             raise KeyError(f"no rule for op {name!r}; known ops: {', '.join(self.names())}") \
                 from None
 
-    def get(self, name):
+    def get(self, name: str) -> Rule | None:
         return self._rules.get(name)
 
-    def __contains__(self, name):
+    def __contains__(self, name: object) -> bool:
         return name in self._rules
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Rule]:
         return iter(self._rules.values())
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._rules)
 
-    def names(self):
+    def names(self) -> list[str]:
         return sorted(self._rules)
 
     def __repr__(self):

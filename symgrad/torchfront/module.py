@@ -34,11 +34,13 @@ import inspect
 import re
 import sys
 import types
+from typing import Any, Callable, Mapping
 
 import sympy
 
 from ..core.build import symbol
 from ..core.graph import Tensor
+from ..core.types import Shapes
 from ..core.shapes import Unifier, as_shape, dim_symbols, fmt_shape, with_dtype_of
 from ..errors import NonScalarOutputError, ShapeError, SymgradError
 
@@ -410,7 +412,9 @@ class _FunctionalCall:
         return functional_call(self.module, self.values, tuple(args), kwargs)
 
 
-def module_function(module, shapes=None, loss=None, constants=None):
+def module_function(module: Any, shapes: Shapes | None = None,
+                    loss: Callable[..., Any] | None = None,
+                    constants: Mapping[str, Any] | None = None) -> "ModuleFunction":
     """``module`` (an nn.Module) with optional ``loss`` as a ``ModuleFunction``, which
     ``grad_fn`` and ``check`` accept. ``constants`` gives fixed values to arguments of
     forward or of the loss that are not symbols (integer token ids, class labels, masks)."""

@@ -26,6 +26,7 @@ from ..build import apply, zeros
 from ..opdef import defop, public
 from ..shapes import as_shape, dims_match, fmt_shape
 from . import conv_kernels
+from ..types import IntTuple, Result, ShapeLike, TensorLike
 
 _NAMES = {1: "1d", 2: "2d", 3: "3d"}
 
@@ -370,7 +371,8 @@ def _conv_elements(ctx, x, w):
        numpy=("_conv({x}, {w}, {stride}, {padding}, {dilation}, {groups})", _helpers("_conv")),
        torch=_conv_torch, matrix=_matrix("conv{nd}"), elements=_conv_elements,
        fresh=True, simplify=_zero_operand)
-def conv(x, w, stride=1, padding=0, dilation=1, groups=1):
+def conv(x: TensorLike, w: TensorLike, stride: IntTuple = 1, padding: IntTuple | str = 0,
+         dilation: IntTuple = 1, groups: int = 1) -> Result:
     """torch's conv{1,2,3}d without bias (the cross-correlation of deep learning): x
     (N, C, *L) or (C, *L), w (F, C/groups, *k). ``padding``: an int, one per spatial dim,
     or (lo, hi) per spatial dim (zeros; negative crops)."""
@@ -396,8 +398,9 @@ def _conv_transpose_elements(ctx, x, w):
               _helpers("_conv_transpose")),
        torch=_conv_transpose_torch, matrix=_matrix("conv_transpose{nd}", True),
        elements=_conv_transpose_elements, fresh=True, simplify=_zero_operand)
-def conv_transpose(x, w, stride=1, padding=0, output_padding=0, dilation=1, groups=1,
-                   output_size=None):
+def conv_transpose(x: TensorLike, w: TensorLike, stride: IntTuple = 1, padding: IntTuple = 0,
+                   output_padding: IntTuple = 0, dilation: IntTuple = 1, groups: int = 1,
+                   output_size: ShapeLike | None = None) -> Result:
     """torch's conv_transpose{1,2,3}d without bias, the adjoint of ``conv``: x (N, C, *O)
     or (C, *O), w (C, F/groups, *k). ``padding`` is cropped from both sides of the full
     result (or given as (lo, hi) per spatial dim), ``output_padding`` given back on the
@@ -436,7 +439,8 @@ def _kernel_text(weight_shape):
               "{groups})", {"_conv_weight_t": _CONV_WEIGHT_TORCH}),
        matrix=_matrix("conv{nd}_weight"), elements=_conv_weight_elements, fresh=True,
        simplify=_zero_operand)
-def conv_weight(x, g, weight_shape, stride=1, padding=0, dilation=1, groups=1):
+def conv_weight(x: TensorLike, g: TensorLike, weight_shape: ShapeLike, stride: IntTuple = 1,
+                padding: IntTuple = 0, dilation: IntTuple = 1, groups: int = 1) -> Result:
     """The gradient of ``conv(x, W)`` for W of ``weight_shape`` given the output gradient
     ``g`` (torch.nn.grad.conv{1,2,3}d_weight): sum over the batch and positions of g
     times the windows of x."""

@@ -16,6 +16,7 @@ from ..build import apply
 from .functions import AsFloat
 from ..opdef import defop
 from ..shapes import as_dim, dims_match, fmt_shape, normalize_axis
+from ..types import Dim, Result, ShapeLike, TensorLike
 
 _CHECK = (
     "def _checked(i, n, op):\n"
@@ -171,7 +172,7 @@ def _code(helpers, form):
        torch=_code({"_checked": _CHECK_TORCH, "_take": _TAKE_TORCH},
                    "_take({x}, {index}, {axis}, 'take')"),
        elements=_take_elements)
-def take(x, index, axis=0):
+def take(x: TensorLike, index: TensorLike, axis: int = 0) -> Result:
     """The slices of ``x`` along ``axis`` picked by the integer array ``index``
     (NumPy's ``take``; embedding rows, ``index_select``): the result has ``index``'s
     shape in place of that axis. Ids outside [0, size) raise at call time."""
@@ -204,7 +205,7 @@ def _take_add_shape(op, shapes, attrs):
        torch=_code({"_checked": _CHECK_TORCH, "_take_add": _TAKE_ADD_TORCH},
                    "_take_add({g}, {index}, {axis}, {size}, 'take')"),
        elements=_take_add_elements)
-def take_add(g, index, axis=0, size=None):
+def take_add(g: TensorLike, index: TensorLike, axis: int = 0, size: Dim | None = None) -> Result:
     """Zeros with ``size`` along ``axis`` and ``g``'s slices added at the ids in
     ``index`` (repeated ids accumulate): the adjoint of ``take``, torch's index_add."""
     return apply("take_add", g, index, axis=axis, size=size)
@@ -233,7 +234,7 @@ def _along_shape(op, shapes, attrs):
        torch=_code({"_checked": _CHECK_TORCH, "_take_along": _ALONG_TORCH},
                    "_take_along({x}, {index}, {axis}, 'take_along')"),
        elements=_along_elements)
-def take_along(x, index, axis):
+def take_along(x: TensorLike, index: TensorLike, axis: int) -> Result:
     """``x`` read at ``index`` along ``axis`` (torch.gather: out[i][j] = x[index[i][j]][j]
     for axis 0); the index may be smaller than ``x`` in the other dims."""
     return apply("take_along", x, index, axis=axis)
@@ -263,7 +264,7 @@ def _put_shape(op, shapes, attrs):
        torch=_code({"_checked": _CHECK_TORCH, "_take_along": _ALONG_TORCH},
                    "_put_along_add({g}, {index}, {axis}, {shape}, 'take_along')"),
        elements=_put_along_elements)
-def put_along_add(g, index, axis, shape):
+def put_along_add(g: TensorLike, index: TensorLike, axis: int, shape: ShapeLike) -> Result:
     """Zeros of ``shape`` with ``g`` added at ``index`` along ``axis`` (torch's
     scatter_add into zeros): the adjoint of ``take_along``."""
     return apply("put_along_add", g, index, axis=axis, shape=shape)

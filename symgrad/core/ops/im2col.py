@@ -12,6 +12,7 @@ from ..opdef import defop
 from ..shapes import as_shape, dims_match, fmt_shape, numel
 from . import conv_kernels
 from .conv import _compact, _helpers, conv_out, int_tuple
+from ..types import IntTuple, Result, ShapeLike, TensorLike
 
 ND = 2
 
@@ -125,7 +126,8 @@ def _matrix(name):
               _helpers("_unfold")),
        torch="torch.nn.functional.unfold({x}, {kernel_size}, {dilation}, {padding}, {stride})",
        matrix=_matrix("unfold"), elements=_unfold_elements, fresh=True)
-def unfold(x, kernel_size, dilation=1, padding=0, stride=1):
+def unfold(x: TensorLike, kernel_size: IntTuple, dilation: IntTuple = 1, padding: IntTuple = 0,
+           stride: IntTuple = 1) -> Result:
     """torch's F.unfold (im2col): (N, C, H, W) -> (N, C*kh*kw, L), one column per block."""
     return apply("unfold", x, kernel_size=kernel_size, dilation=dilation, padding=padding,
                  stride=stride)
@@ -139,7 +141,8 @@ def unfold(x, kernel_size, dilation=1, padding=0, stride=1):
        torch=("torch.nn.functional.fold({x}, {output_size}, {kernel_size}, {dilation}, "
               "{padding}, {stride})"),
        matrix=_matrix("fold"), elements=_fold_elements, fresh=True)
-def fold(x, output_size, kernel_size, dilation=1, padding=0, stride=1):
+def fold(x: TensorLike, output_size: ShapeLike, kernel_size: IntTuple, dilation: IntTuple = 1,
+         padding: IntTuple = 0, stride: IntTuple = 1) -> Result:
     """torch's F.fold (col2im): (N, C*kh*kw, L) -> (N, C, *output_size), overlapping
     values summed; the adjoint of ``unfold``."""
     return apply("fold", x, output_size=output_size, kernel_size=kernel_size,

@@ -8,6 +8,7 @@ bounds may be expressions in symbolic dims (``x[1:]`` of ``(n,)`` is ``x[1:n]``,
 Derivatives: rules/indexing.yaml.
 """
 import builtins
+from typing import Sequence
 
 import numpy
 import sympy
@@ -19,6 +20,7 @@ from ..opdef import ArrayOp, defop, integer_kind, public
 from ..shapes import check_dim_expression, dims_equal, dims_match, fmt_shape, normalize_axis
 from . import batching, elements
 from .shape import unsqueeze
+from ..types import Result, TensorLike
 
 
 class Slice(tuple):
@@ -534,7 +536,7 @@ def concat(x, y, axis=0):
 
 
 @public
-def concatenate(tensors, axis=0):
+def concatenate(tensors: Sequence[TensorLike], axis: int = 0) -> Result:
     """Join tensors along an existing axis (``torch.cat``)."""
     tensors = list(tensors)
     if not tensors:
@@ -551,13 +553,13 @@ def concatenate(tensors, axis=0):
 
 
 @public
-def cat(tensors, axis=0):
+def cat(tensors: Sequence[TensorLike], axis: int = 0) -> Result:
     """``torch.cat``: the same as ``concatenate``."""
     return concatenate(tensors, axis)
 
 
 @public
-def stack(tensors, axis=0):
+def stack(tensors: Sequence[TensorLike], axis: int = 0) -> Result:
     """Join tensors along a new axis."""
     tensors = list(tensors)
     if not tensors:

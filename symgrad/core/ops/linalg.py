@@ -2,19 +2,21 @@
 slogdet, solve, cholesky, tril/triu and the 2-norm. Derivatives: rules/linalg.yaml.
 """
 import math
+from typing import Callable
 
 import numpy
 import sympy
 from ...errors import ParameterError, ShapeError
 from ..build import apply, leaf, make, reference_run
 from ..graph import Tensor
-from ..opdef import defop, public
+from ..opdef import FunctionT, defop, public
 from ..shapes import as_dim, broadcast_shapes, dims_match, fmt_shape
 from .. import simplify as simp
 from . import batching, elements, reductions, shape as shape_ops
 from .indexing import Slice, index
 from .pointwise import sign
 from .reductions import REDUCE_PARAMS, amax, amin, reduce_params, reduce_shape, reduce_text, torch_reduce
+from ..types import Axis, Dim, Result, TensorLike
 
 
 def _checked(fn, what, module):
@@ -158,7 +160,7 @@ def _matmul_batch(node, ins, size):
        torch="{x:mul} @ {y:pow}", matrix=lambda m, node, x, y: m.matmul(node, x, y),
        elements=lambda ctx, x, y: numpy.matmul(x, y), batch=_matmul_batch,
        torch_names=("torch.matmul", "torch.linalg.matmul", "torch.Tensor.matmul"))
-def matmul(x, y):
+def matmul(x: TensorLike, y: TensorLike) -> Result:
     """Matrix product with NumPy's rules for 1-D operands."""
     return apply("matmul", x, y)
 
@@ -179,7 +181,7 @@ def _dot_batch(node, ins, size):
        latex="{x:pow}^{{T}} {y:mul}", numpy="numpy.dot({x}, {y})", torch="torch.dot({x}, {y})",
        matrix=lambda m, node, x, y: m.mm(m.T(x), y),
        elements=lambda ctx, x, y: numpy.sum(x * y), batch=_dot_batch)
-def dot(x, y):
+def dot(x: TensorLike, y: TensorLike) -> Result:
     """xᵀy for two vectors."""
     return apply("dot", x, y)
 
@@ -201,7 +203,7 @@ def _outer_batch(node, ins, size):
        torch="torch.outer({x}, {y})", matrix=lambda m, node, x, y: m.mm(x, m.T(y)),
        elements=lambda ctx, x, y: numpy.multiply.outer(x, y), batch=_outer_batch,
        torch_names=("torch.outer", "torch.ger", "torch.Tensor.outer", "torch.Tensor.ger"))
-def outer(x, y):
+def outer(x: TensorLike, y: TensorLike) -> Result:
     """x yᵀ for two vectors."""
     return apply("outer", x, y)
 
@@ -229,7 +231,7 @@ def _trace_batch(node, ins, size):
        matrix=lambda m, node, x: m.fn("tr", x),
        elements=lambda ctx, x: numpy.sum(numpy.diagonal(x)), batch=_trace_batch,
        torch_names=("torch.trace", "torch.Tensor.trace"))
-def trace(x):
+def trace(x: TensorLike) -> Result:
     """The sum of the diagonal of a matrix (square or not, like ``torch.trace``)."""
     return apply("trace", x)
 
@@ -242,7 +244,7 @@ def _diagonal_batch(node, ins, size):
        latex=_call_latex("diag"), numpy="numpy.diagonal({x}).copy()",
        torch="torch.diagonal({x}).clone()", matrix=lambda m, node, x: m.diag(x),
        elements=lambda ctx, x: numpy.diagonal(x).copy(), batch=_diagonal_batch)
-def diagonal(x):
+def diagonal(x: TensorLike) -> Result:
     """The diagonal of a square matrix, as a vector."""
     return apply("diagonal", x)
 
@@ -267,7 +269,7 @@ def _diag_batch(node, ins, size):
        numpy="numpy.diag({x})", torch="torch.diag({x})",
        matrix=lambda m, node, x: m.diag_matrix(node, x),
        elements=_diag_elements, batch=_diag_batch)
-def diag(x):
+def diag(x: TensorLike) -> Result:
     """Like ``numpy.diag``: a vector becomes a diagonal matrix, a matrix gives its diagonal."""
     if getattr(x, "ndim", None) == 2 or (not isinstance(x, Tensor) and hasattr(x, "shape")
                                          and len(x.shape) == 2):
@@ -287,7 +289,7 @@ def _eye_elements(ctx):
        text="eye({n})", latex="I_{{{n}}}", numpy="numpy.eye({n})",
        torch="torch.eye({n}, dtype=_dt, device=_dev)", matrix=lambda m, node: m.eye(),
        elements=_eye_elements)
-def eye(n):
+def eye(n: Dim) -> Result:
     """The n x n identity matrix (n an int or a symbolic dim name)."""
     ref = reference_run()
     if ref is not None:
@@ -305,13 +307,13 @@ def eye(n):
        matrix=lambda m, node, x: m.inv(x),
        elements=per_matrix(lambda x: elements.array(elements.matrix(x).inv(), x.shape)),
        torch_names=("torch.inverse", "torch.linalg.inv", "torch.Tensor.inverse"))
-def inverse(x):
+def inverse(x: TensorLike) -> Result:
     """The inverse of a square matrix."""
     return apply("inverse", x)
 
 
 @public
-def inv(x):
+def inv(x: TensorLike) -> Result:
     """The inverse of a square matrix (``numpy.linalg.inv``)."""
     return inverse(x)
 
@@ -322,7 +324,7 @@ def inv(x):
        matrix=lambda m, node, x: m.fn("det", x),
        elements=per_matrix(lambda x: elements.matrix(x).det(), 0),
        torch_names=("torch.det", "torch.linalg.det", "torch.Tensor.det"))
-def det(x):
+def det(x: TensorLike) -> Result:
     """The determinant of a square matrix."""
     return apply("det", x)
 
@@ -339,7 +341,7 @@ _LOGDET = ("def _logdet(x):\n"
        torch="torch.logdet({x})", matrix=lambda m, node, x: m.fn("log det", x),
        elements=per_matrix(lambda x: sympy.log(elements.matrix(x).det()), 0),
        torch_names=("torch.logdet", "torch.Tensor.logdet"))
-def logdet(x):
+def logdet(x: TensorLike) -> Result:
     """log det X; nan when det X < 0 (like ``torch.logdet``)."""
     return apply("logdet", x)
 
@@ -349,13 +351,13 @@ def logdet(x):
        latex=r"\log \left|\det {x}\right|", numpy="numpy.linalg.slogdet({x})[1]",
        torch="torch.linalg.slogdet({x})[1]", matrix=lambda m, node, x: m.fn("log |det|", x),
        elements=per_matrix(lambda x: sympy.log(sympy.Abs(elements.matrix(x).det())), 0))
-def logabsdet(x):
+def logabsdet(x: TensorLike) -> Result:
     """log |det X|."""
     return apply("logabsdet", x)
 
 
 @public
-def slogdet(x):
+def slogdet(x: TensorLike) -> Result:
     """(sign of det X, log |det X|), like ``torch.linalg.slogdet``; the sign carries no
     gradient."""
     return sign(det(x)), logabsdet(x)
@@ -417,7 +419,7 @@ _SOLVE_TORCH = ("def _torch_linalg_solve(a, b):\n"
        torch=("_torch_linalg_solve({a}, {b})", {"_torch_linalg_solve": _SOLVE_TORCH}),
        matrix=lambda m, node, a, b: m.mm(m.inv(a), b),
        elements=_solve_elements, batch=_solve_batch)
-def solve(a, b):
+def solve(a: TensorLike, b: TensorLike) -> Result:
     """A⁻¹B without forming the inverse, for a matrix or a batch of them A (..., n, n) and
     B of shape (n,) or (..., n, k), batch dims broadcast (``numpy.linalg.solve``)."""
     return apply("solve", a, b)
@@ -441,7 +443,7 @@ def _batched_square(op, shapes, attrs):
        torch=_checked("torch.linalg.cholesky", NOT_SPD, "torch"),
        matrix=lambda m, node, x: m.fn("chol", x),
        elements=_cholesky_elements)
-def cholesky(x):
+def cholesky(x: TensorLike) -> Result:
     """The lower-triangular L with L Lᵀ = x, for a symmetric positive-definite x (like
     ``torch.linalg.cholesky``, whose gradient treats x as symmetric)."""
     return apply("cholesky", x)
@@ -470,7 +472,7 @@ def _band_params(op, shapes, k=0):
     return (("k", k),)
 
 
-def _band(name, keep):
+def _band(name, keep) -> Callable[[FunctionT], FunctionT]:
     def text(x, k):
         return f"{name}({x})" if k.value == 0 else f"{name}({x}, k={k})"
 
@@ -489,13 +491,13 @@ def _band(name, keep):
 
 
 @_band("tril", numpy.tril)
-def tril(x, k=0):
+def tril(x: TensorLike, k: int = 0) -> Result:
     """x with the elements above the k-th diagonal zeroed (``torch.tril``)."""
     return apply("tril", x, k=k)
 
 
 @_band("triu", numpy.triu)
-def triu(x, k=0):
+def triu(x: TensorLike, k: int = 0) -> Result:
     """x with the elements below the k-th diagonal zeroed (``torch.triu``)."""
     return apply("triu", x, k=k)
 
@@ -556,7 +558,8 @@ def _norm_matrix(m, node, x):
        elements=lambda ctx, x: elements.reduce(
            lambda v: _norm_elements(v, ctx.attrs["ord"]))(ctx, x),
        batch=batching.along_axes)
-def norm(x, axis=None, keepdims=False, ord=2):
+def norm(x: TensorLike, axis: Axis = None, keepdims: bool = False,
+         ord: float = 2) -> Result:
     """The p-norm (``ord``, 2 by default: the Euclidean norm of a vector, Frobenius of a
     matrix; negative ord too, (Σ|x|^p)^(1/p)) over all axes or along ``axis``;
     ``torch.linalg.vector_norm``. The gradient is 0 where the norm is 0, as torch's."""

@@ -15,6 +15,7 @@ from .functions import AsFloat, Softplus
 from .pointwise import pointwise_shape
 from .reductions import REDUCE_PARAMS, axis_params, reduce_latex, reduce_params, \
     reduce_shape, reduce_text, same_shape
+from ..types import Axis, Result, TensorLike
 
 REDUCTIONS = ("mean", "sum", "none")
 
@@ -87,7 +88,7 @@ def _vector_or_call(name):
        numpy=("_softmax({x}, {axis})", {"_softmax": _SOFTMAX}),
        torch="torch.softmax({x}, {axis})", matrix=_vector_or_call("softmax"),
        elements=_softmax_elements, batch=batching.along_axes)
-def softmax(x, axis=-1):
+def softmax(x: TensorLike, axis: int = -1) -> Result:
     """exp(x) / sum(exp(x)) along ``axis``, computed with the max subtracted. A 0-d x is
     one element, as in torch (its softmax is 1)."""
     return _over_one_element("softmax", x, axis)
@@ -99,7 +100,7 @@ def softmax(x, axis=-1):
        numpy=("_log_softmax({x}, {axis})", {"_log_softmax": _LOG_SOFTMAX}),
        torch="torch.log_softmax({x}, {axis})", matrix=_vector_or_call("log_softmax"),
        elements=_log_softmax_elements, batch=batching.along_axes)
-def log_softmax(x, axis=-1):
+def log_softmax(x: TensorLike, axis: int = -1) -> Result:
     """x - logsumexp(x) along ``axis``, stable for large x (0 for a 0-d x, as in torch)."""
     return _over_one_element("log_softmax", x, axis)
 
@@ -121,7 +122,7 @@ def _over_one_element(op, x, axis):
        elements=elements.reduce(lambda v: sympy.log(sympy.Add(*[sympy.exp(e) for e in v]))),
        batch=batching.along_axes,
        torch_names=("torch.logsumexp", "torch.special.logsumexp", "torch.Tensor.logsumexp"))
-def logsumexp(x, axis=None, keepdims=False):
+def logsumexp(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Result:
     """log(sum(exp(x))) over ``axis``, stable for large x."""
     return apply("logsumexp", x, axis=axis, keepdims=keepdims)
 
@@ -152,7 +153,7 @@ def one_hot_elements(t, classes):
        torch=("torch.nn.functional.one_hot(_classes_t({target}, {num_classes}), "
               "{num_classes}).to(_dt)", {"_classes_t": _CLASSES_TORCH}),
        elements=lambda ctx, t: one_hot_elements(t, ctx.shape[-1]))
-def one_hot(target, num_classes):
+def one_hot(target: TensorLike, num_classes: int) -> Result:
     """Rows of the identity picked by the class indices in ``target`` (no gradient)."""
     return apply("one_hot", target, num_classes=num_classes)
 
@@ -250,7 +251,7 @@ def _cross_entropy_torch(logits, target, probabilities, reduction):
        numpy=(_cross_entropy_numpy, {"_log_softmax": _LOG_SOFTMAX, "_classes": _CLASSES,
                                      "_cross_entropy": _CROSS_ENTROPY}),
        torch=_cross_entropy_torch, elements=_cross_entropy_elements)
-def cross_entropy(logits, target, reduction="mean"):
+def cross_entropy(logits: TensorLike, target: TensorLike, reduction: str = 'mean') -> Result:
     """torch's ``F.cross_entropy`` for logits (C,) or (N, C): ``target`` is class
     indices (shape (N,) or ()) or class probabilities (same shape as the logits)."""
     return apply("cross_entropy", logits, target, reduction=reduction)
@@ -266,7 +267,7 @@ def _mse_code(module):
        text=_loss_text("mse_loss"), latex=_loss_latex("MSE"), numpy=_mse_code("numpy"),
        torch=_mse_code("torch"), math="({x} - {y:add})**2",
        elements=lambda ctx, x, y: _reduce_elements((x - y) ** 2, ctx.attrs["reduction"]))
-def mse_loss(x, y, reduction="mean"):
+def mse_loss(x: TensorLike, y: TensorLike, reduction: str = 'mean') -> Result:
     """Mean (or summed, or elementwise) squared difference, ``F.mse_loss``."""
     return apply("mse_loss", x, y, reduction=reduction)
 
@@ -292,6 +293,7 @@ def _bce_elements(ctx, x, y):
        torch=_bce_code("torch", "torch.relu({x})"),
        math="((1.0 - {y:mul})*{x:mul} + max(-{x:mul}, 0.0) + math.log1p(math.exp(-abs({x}))))",
        elements=_bce_elements)
-def binary_cross_entropy_with_logits(x, y, reduction="mean"):
+def binary_cross_entropy_with_logits(x: TensorLike, y: TensorLike,
+                                     reduction: str = 'mean') -> Result:
     """-(y log σ(x) + (1 - y) log(1 - σ(x))), as max(x, 0) - x y + log1p(exp(-|x|))."""
     return apply("binary_cross_entropy_with_logits", x, y, reduction=reduction)

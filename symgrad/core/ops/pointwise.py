@@ -8,6 +8,7 @@ Derivatives: rules/pointwise.yaml.
 """
 import functools
 import math
+from typing import Callable
 
 import sympy
 from sympy import S
@@ -16,9 +17,10 @@ from sympy.codegen.cfunctions import expm1 as sym_expm1, log1p as sym_log1p
 from ...errors import OperandError, ParameterError
 from ..build import apply, make, torch_module
 from ..graph import Tensor
-from ..opdef import bool_kind, defop, integer_kind, public, same_kind
+from ..opdef import FunctionT, bool_kind, defop, integer_kind, public, same_kind
 from ..shapes import broadcast_shapes, fmt_shape
 from .. import simplify as simp
+from ..types import Result, TensorLike
 from .functions import (AsFloat, Clamp, Hypot, IsNan, LogAddExp, Relu, ReluGrad, Sigmoid,
                         Softplus, StopGradient, Where)
 
@@ -37,7 +39,8 @@ def pointwise_shape(op, shapes, attrs):
     return broadcast_shapes(*shapes, op=op)
 
 
-def elementwise(name, inputs, sympy_form, specific=None, **kw):
+def elementwise(name, inputs, sympy_form, specific=None,
+                **kw) -> Callable[[FunctionT], FunctionT]:
     """``defop`` of an elementwise op: broadcasting shape, simplification at
     construction, and (by default) the torch callables of the same name."""
     kw.setdefault("torch_names", (f"torch.{name}", f"torch.Tensor.{name}"))
@@ -82,9 +85,10 @@ def _ieee(value):
     return sympy.Float(value) if value != int(value) else sympy.Integer(int(value))
 
 
-def _binary(name, sympy_form, specific=None, fresh=False, **kw):
+def _binary(name, sympy_form, specific=None, fresh=False,
+            **kw) -> Callable[[TensorLike, TensorLike], Result]:
     @elementwise(name, ("x", "y"), sympy_form, specific, fresh=fresh, **kw)
-    def op(x, y):
+    def op(x: TensorLike, y: TensorLike) -> Result:
         return apply(name, x, y)
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"Elementwise {name} with NumPy broadcasting."
@@ -153,7 +157,8 @@ def _log1p_expr(attrs, x):
     return S.NegativeInfinity if (sympy.sympify(x) + 1).is_zero else sym_log1p(x)
 
 
-def _unary(name, sympy_form, *, aliases=(), also=(), specific=None, **kw):
+def _unary(name, sympy_form, *, aliases=(), also=(), specific=None,
+           **kw) -> Callable[[TensorLike], Result]:
     """``defop`` of an elementwise function of one operand; ``aliases`` are other torch
     names of it (``torch.<alias>`` and the method), ``also`` more torch callables."""
     names = (name,) + tuple(aliases)
@@ -161,7 +166,7 @@ def _unary(name, sympy_form, *, aliases=(), also=(), specific=None, **kw):
                   + tuple(f"torch.Tensor.{n}" for n in names) + tuple(also))
     kw.setdefault("matrix", lambda m, node, x: m.fn(name, x))
     @elementwise(name, ("x",), sympy_form, specific, **kw)
-    def op(x):
+    def op(x: TensorLike) -> Result:
         return apply(name, x)
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"Elementwise {name}; records a node on symbolic Tensors, computes otherwise."
@@ -239,7 +244,7 @@ def _is_constant(x):
     return not isinstance(x, Tensor) or x.is_const
 
 
-def _comparison(name, relation, sign, aliases=()):
+def _comparison(name, relation, sign, aliases=()) -> Callable[[TensorLike, TensorLike], Result]:
     names = (name,) + aliases
 
     @elementwise(name, ("x", "y"), lambda attrs, x, y: relation(x, y, evaluate=False),
@@ -248,7 +253,7 @@ def _comparison(name, relation, sign, aliases=()):
                  matrix=lambda m, node, x, y: m.relation(sign, x, y),
                  torch_names=tuple(f"{p}.{n}" for n in names
                                    for p in ("torch", "torch.Tensor")))
-    def op(x, y):
+    def op(x: TensorLike, y: TensorLike) -> Result:
         # A constant on the left moves to the right (0 < x is x > 0): torch.gt(0, x) is
         # not valid torch, and one order lets structural hashing share the node.
         if isinstance(y, Tensor) and _is_constant(x) and not _is_constant(y):
@@ -267,11 +272,11 @@ eq = _comparison("eq", sympy.Eq, "=")
 ne = _comparison("ne", sympy.Ne, "≠", ("not_equal",))
 
 
-def _logical(name, relation, absorbing, sign):
+def _logical(name, relation, absorbing, sign) -> Callable[[TensorLike, TensorLike], Result]:
     @elementwise(name, ("x", "y"), lambda attrs, x, y: relation(x, y, evaluate=False),
                  simp.logical(absorbing), kind=bool_kind, differentiable=False,
                  bool_inputs=True, matrix=lambda m, node, x, y: m.logic(sign, x, y))
-    def op(x, y):
+    def op(x: TensorLike, y: TensorLike) -> Result:
         return apply(name, x, y)
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"Elementwise {name.replace('_', ' ')} of boolean Tensors."
@@ -284,7 +289,7 @@ logical_or = _logical("logical_or", sympy.Or, True, "∨")
 
 @elementwise("logical_not", ("x",), lambda attrs, x: sympy.Not(x), kind=bool_kind,
              differentiable=False, bool_inputs=True, matrix=lambda m, node, x: m.not_(x))
-def logical_not(x):
+def logical_not(x: TensorLike) -> Result:
     """Elementwise not of a boolean Tensor."""
     return apply("logical_not", x)
 
@@ -293,7 +298,7 @@ def logical_not(x):
              text="isnan({x})", latex=r"\operatorname{{isnan}}\left({x}\right)",
              numpy="numpy.isnan({x})", torch="torch.isnan({x})", math="math.isnan({x})",
              matrix=lambda m, node, x: m.fn("isnan", x))
-def isnan(x):
+def isnan(x: TensorLike) -> Result:
     """Elementwise test for nan (a boolean Tensor); carries no gradient."""
     return apply("isnan", x)
 
@@ -303,7 +308,7 @@ def isnan(x):
        text="float({x})", latex=r"\left[{x}\right]",
        numpy="numpy.where({x}, 1.0, 0.0)", torch="({x}).to(_dt)",
        math="(1.0 if {x} else 0.0)", matrix=lambda m, node, x: m.iverson(x))
-def cast(x):
+def cast(x: TensorLike) -> Result:
     """1.0 where a boolean Tensor holds, 0.0 elsewhere."""
     return apply("cast", x)
 
@@ -335,7 +340,7 @@ def _where_latex(condition, x, y):
        text="where({condition}, {x}, {y})", latex=_where_latex,
        numpy="numpy.where({condition}, {x}, {y})", torch=_where_torch,
        math="({x} if {condition} else {y})", matrix=lambda m, node, *t: m.where(node, *t))
-def where(condition, x, y):
+def where(condition: TensorLike, x: TensorLike, y: TensorLike) -> Result:
     """Elementwise choice: x where condition holds, else y. Use it instead of ``if``."""
     return apply("where", condition, x, y)
 
@@ -384,7 +389,7 @@ def _clamp_math(x, min, max):
        numpy=lambda x, min, max: f"numpy.clip({x}, {_bound(min)}, {_bound(max)})",
        torch=lambda x, min, max: f"torch.clamp({x}, min={_bound(min)}, max={_bound(max)})",
        math=_clamp_math)
-def clamp(x, min=None, max=None):
+def clamp(x: TensorLike, min: TensorLike | None = None, max: TensorLike | None = None) -> Result:
     """x limited to [min, max] (either bound may be None); the gradient is 1 inside the
     bounds, ends included, as in torch."""
     return apply("clamp", x, min=min, max=max)
@@ -397,7 +402,7 @@ def clamp(x, min=None, max=None):
        numpy="{x}", torch="{x:atom}.detach()", math="{x}",
        matrix=lambda m, node, x: x,
        torch_names=("torch.detach", "torch.Tensor.detach"))
-def detach(x):
+def detach(x: TensorLike) -> Result:
     """x as a constant for differentiation (``torch.Tensor.detach``,
     ``jax.lax.stop_gradient``)."""
     if isinstance(x, Tensor):
@@ -408,7 +413,7 @@ def detach(x):
     return x
 
 
-def stop_gradient(x):
+def stop_gradient(x: TensorLike) -> Result:
     """``jax.lax.stop_gradient``: the same as ``detach``."""
     return detach(x)
 

@@ -3,15 +3,18 @@ running sums; and the parameter, shape and spelling helpers every reduction shar
 norm and log-sum-exp reductions of other families use them too). Derivatives:
 rules/reductions.yaml.
 """
+from typing import Callable
+
 import numpy
 import sympy
 
 from ...errors import ParameterError, ShapeError
 from ..build import apply
-from ..opdef import defop
+from ..opdef import FunctionT, defop
 from ..shapes import fmt_shape, normalize_axes, normalize_axis
 from .. import simplify as simp
 from . import batching, elements
+from ..types import Axis, Result, TensorLike
 
 
 # ----- what reductions share ---------------------------------------------------------------
@@ -71,7 +74,8 @@ def torch_reduce(fn, extra=lambda **p: ""):
     return reduce_code(fn, "dim", "keepdim", extra)
 
 
-def reduction(name, *, simplify=simp.over_no_axes(None), params=reduce_params, **kw):
+def reduction(name, *, simplify=simp.over_no_axes(None), params=reduce_params,
+              **kw) -> Callable[[FunctionT], FunctionT]:
     """``defop`` of a reduction over ``axis`` (all axes by default); over no axes it is
     its input unless ``simplify`` says otherwise."""
     kw.setdefault("sympy_params", REDUCE_PARAMS)
@@ -117,7 +121,7 @@ def _sum_numpy(x, axis, keepdims, full):
 @reduction("sum", simplify=simp.reduction("sum"), numpy=_sum_numpy,
            torch=torch_reduce("torch.sum"), elements=_sum_elements,
            matrix=lambda m, node, x: m.sum(node, x), torch_names=("torch.sum",))
-def sum(x, axis=None, keepdims=False):
+def sum(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Result:
     """Sum over all axes (axis=None), one axis or a tuple of axes."""
     return apply("sum", x, axis=axis, keepdims=keepdims)
 
@@ -125,7 +129,7 @@ def sum(x, axis=None, keepdims=False):
 @reduction("mean", simplify=simp.reduction("mean"), numpy=numpy_reduce("numpy.mean"),
            torch=torch_reduce("torch.mean"), elements=_mean_elements,
            matrix=lambda m, node, x: m.mean(node, x), torch_names=("torch.mean",))
-def mean(x, axis=None, keepdims=False):
+def mean(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Result:
     """Arithmetic mean over all axes (axis=None), one axis or a tuple of axes."""
     return apply("mean", x, axis=axis, keepdims=keepdims)
 
@@ -153,7 +157,7 @@ _min_elements = elements.reduce(lambda v: sympy.Min(*v))
 @reduction("amax", numpy=numpy_reduce("numpy.max"), torch=torch_reduce("torch.amax"),
            latex=reduce_latex("max"), elements=_max_elements,
            torch_names=("torch.amax", "torch.Tensor.amax"))
-def amax(x, axis=None, keepdims=False):
+def amax(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Result:
     """Largest element over ``axis`` (all axes when None); ties share the gradient."""
     return apply("amax", x, axis=axis, keepdims=keepdims)
 
@@ -161,14 +165,14 @@ def amax(x, axis=None, keepdims=False):
 @reduction("amin", numpy=numpy_reduce("numpy.min"), torch=torch_reduce("torch.amin"),
            latex=reduce_latex("min"), elements=_min_elements,
            torch_names=("torch.amin", "torch.Tensor.amin"))
-def amin(x, axis=None, keepdims=False):
+def amin(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Result:
     """Smallest element over ``axis`` (all axes when None); ties share the gradient."""
     return apply("amin", x, axis=axis, keepdims=keepdims)
 
 
 @reduction("max", params=_extremum_params, numpy=numpy_reduce("numpy.max"),
            torch=torch_reduce("torch.amax"), elements=_max_elements)
-def max(x, axis=None, keepdims=False):
+def max(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Result:
     """Largest element, over everything or along one axis. As in torch, ``max(x)`` splits
     the gradient between ties and ``max(x, axis)`` sends it to the first maximum. Returns
     the values only (``torch.max(x, dim)`` also returns indices)."""
@@ -177,7 +181,7 @@ def max(x, axis=None, keepdims=False):
 
 @reduction("min", params=_extremum_params, numpy=numpy_reduce("numpy.min"),
            torch=torch_reduce("torch.amin"), elements=_min_elements)
-def min(x, axis=None, keepdims=False):
+def min(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Result:
     """Smallest element, over everything or along one axis (see ``max``)."""
     return apply("min", x, axis=axis, keepdims=keepdims)
 
@@ -195,7 +199,7 @@ def _prod_torch(x, axis, keepdims, full):
 @reduction("prod", params=one_axis_params, numpy=numpy_reduce("numpy.prod"),
            torch=_prod_torch, elements=elements.reduce(sympy.Mul.fromiter),
            torch_names=("torch.prod", "torch.Tensor.prod"))
-def prod(x, axis=None, keepdims=False):
+def prod(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Result:
     """Product of the elements over all axes or one axis."""
     return apply("prod", x, axis=axis, keepdims=keepdims)
 
@@ -221,7 +225,7 @@ def _var_elements(ctx, x):
     return sq / sympy.nsimplify(n - a["correction"])
 
 
-def _statistic(name, elements_form):
+def _statistic(name, elements_form) -> Callable[[FunctionT], FunctionT]:
     return reduction(
         name, params=_stat_params, sympy_params=REDUCE_PARAMS + ("correction",),
         simplify=None,
@@ -232,14 +236,14 @@ def _statistic(name, elements_form):
 
 
 @_statistic("var", _var_elements)
-def var(x, axis=None, correction=1, keepdims=False):
+def var(x: TensorLike, axis: Axis = None, correction: float = 1, keepdims: bool = False) -> Result:
     """Variance with torch's default Bessel correction (``correction=1``); NumPy's
     ``ddof``."""
     return apply("var", x, axis=axis, correction=correction, keepdims=keepdims)
 
 
 @_statistic("std", lambda ctx, x: elements.vectorize(sympy.sqrt)(_var_elements(ctx, x)))
-def std(x, axis=None, correction=1, keepdims=False):
+def std(x: TensorLike, axis: Axis = None, correction: float = 1, keepdims: bool = False) -> Result:
     """Standard deviation, the square root of ``var`` (same ``correction``)."""
     return apply("std", x, axis=axis, correction=correction, keepdims=keepdims)
 
@@ -256,7 +260,7 @@ def _cumsum_params(op, shapes, axis):
        elements=lambda ctx, x: numpy.cumsum(x, axis=ctx.attrs["axis"]),
        batch=batching.along_axes,
        torch_names=("torch.cumsum", "torch.Tensor.cumsum"))
-def cumsum(x, axis):
+def cumsum(x: TensorLike, axis: int) -> Result:
     """Running sums along ``axis`` (a 0-d ``x`` is its own running sum, as in torch)."""
     if getattr(x, "shape", None) == ():
         normalize_axis(axis, 1, "cumsum")

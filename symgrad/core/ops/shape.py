@@ -3,6 +3,7 @@
 """
 import numpy
 import sympy
+from typing import Sequence
 
 from ...errors import ShapeError
 from ..build import apply
@@ -11,6 +12,7 @@ from ..shapes import (as_dim, as_shape, broadcast_shapes, dims_match, fmt_shape,
                       normalize_axes, normalize_axis, numel, shapes_equal)
 from .. import simplify as simp
 from . import batching
+from ..types import Axis, IntTuple, Result, ShapeLike, TensorLike
 
 
 def _shape_latex(name, param):
@@ -68,7 +70,7 @@ def _transpose_batch(node, ins, size):
        matrix=lambda m, node, x: m.transpose(node, x),
        elements=lambda ctx, x: numpy.transpose(x, ctx.attrs["axes"]),
        batch=_transpose_batch)
-def transpose(x, axes=None):
+def transpose(x: TensorLike, axes: Sequence[int] | None = None) -> Result:
     """Permute axes (reverse them when ``axes`` is None, like ``x.T``)."""
     return apply("transpose", x, axes=axes)
 
@@ -111,7 +113,7 @@ def _reshape_params(op, shapes, shape):
        latex=_shape_latex("reshape", "shape"), numpy="numpy.reshape({x}, {shape})",
        torch="torch.reshape({x}, {shape})", matrix=lambda m, node, x: m.reshape(node, x),
        elements=_reshape_elements, batch=_reshape_batch)
-def reshape(x, shape):
+def reshape(x: TensorLike, shape: ShapeLike) -> Result:
     """x with the same elements in another shape (one dim may be -1: inferred)."""
     return apply("reshape", x, shape=shape)
 
@@ -135,7 +137,7 @@ def _squeeze_params(op, shapes, axis=None):
        latex=_shape_latex("squeeze", "axis"), numpy="numpy.squeeze({x}, axis={axis})",
        torch="torch.squeeze({x}, dim={axis})", matrix=lambda m, node, x: m.reshape(node, x),
        elements=_reshape_elements, batch=_reshape_batch)
-def squeeze(x, axis=None):
+def squeeze(x: TensorLike, axis: Axis = None) -> Result:
     """x without its size-1 axes (all of them, or those in ``axis``, which must be 1)."""
     return apply("squeeze", x, axis=axis)
 
@@ -158,7 +160,7 @@ def _unsqueeze_shape(op, shapes, attrs):
        torch="torch.unsqueeze({x}, {axis})", matrix=lambda m, node, x: m.reshape(node, x),
        elements=_reshape_elements, batch=_reshape_batch,
        torch_names=("torch.unsqueeze", "torch.Tensor.unsqueeze"))
-def unsqueeze(x, axis):
+def unsqueeze(x: TensorLike, axis: int) -> Result:
     """x with a new size-1 axis at ``axis``."""
     return apply("unsqueeze", x, axis=axis)
 
@@ -184,7 +186,7 @@ def _broadcast_batch(node, ins, size):
        torch="torch.broadcast_to({x}, {shape})",
        matrix=lambda m, node, x: m.lift(node.inputs[0], node.shape),
        elements=lambda ctx, x: numpy.broadcast_to(x, ctx.shape), batch=_broadcast_batch)
-def broadcast_to(x, shape):
+def broadcast_to(x: TensorLike, shape: ShapeLike) -> Result:
     """x broadcast to ``shape`` (NumPy's rules)."""
     return apply("broadcast_to", x, shape=shape)
 
@@ -209,6 +211,6 @@ def _flip_simplify(inputs, attrs, shape):
        latex=_shape_latex("flip", "axis"), numpy="numpy.flip({x}, {axis})",
        torch="torch.flip({x}, {axis})",
        elements=lambda ctx, x: numpy.flip(x, ctx.attrs["axis"]), batch=batching.along_axes)
-def flip(x, axis):
+def flip(x: TensorLike, axis: IntTuple) -> Result:
     """x with the order of its elements reversed along ``axis`` (an int or a tuple)."""
     return apply("flip", x, axis=axis)
