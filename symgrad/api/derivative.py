@@ -192,19 +192,20 @@ class DerivativeFn:
         exprs = _explicit.explicit([b.filled for b in blocks], bound, simplify)
         return {b.key: e for b, e in zip(blocks, exprs)}
 
-    def verify(self, seed=0, rtol=1e-7, atol=1e-9, **sizes):
+    def verify(self, seed: int = 0, rtol: float = 1e-7, atol: float = 1e-9,
+               **sizes: int) -> ViewReport:
         """Evaluate the views a person reads against the compiled code, without torch:
         every formula (``formulas``, which text, matrix notation and LaTeX print) by SymPy
         alone and the per-element forms (``explicit``, when small), at random small sizes
         (2 to 4 per dim unless given, ``n=3``) and random inputs. Returns a report that
         is true when all agree and names each view that differs."""
         rng = numpy.random.default_rng(seed)
-        dims = {}
+        dims: dict[Any, int] = {}
         for x in self.inputs:
             for d in x.shape:
                 for s in getattr(sympy.sympify(d), "free_symbols", ()):
                     dims.setdefault(s, int(sizes.get(str(s), rng.integers(2, 5))))
-        values = {}
+        values: dict[Any, Any] = {}
         for x in self.inputs:
             shape = tuple(int(sympy.sympify(d).subs(dims)) for d in x.shape)
             if x.kind == "bool":

@@ -10,6 +10,8 @@ and order 3 the blocks are d³f/dx³, d³f/dx²dy, d³f/dxdy², d³f/dy³ (4, no
 ``d^N f/dx_i1...dx_iN`` (i1 <= ... <= iN) has shape ``f.shape + x_i1.shape + ... +
 x_iN.shape``.
 """
+from typing import Any
+
 from ..diff.batching import jacfwd, jacobian_blocks
 from ..errors import ArgumentError
 from .derivative import Block
@@ -24,7 +26,7 @@ def _power(n):
 
 def _runs(combo):
     """[(index, multiplicity)] of a nondecreasing tuple of indices."""
-    out = []
+    out: list[tuple[int, int]] = []
     for i in combo:
         if out and out[-1][0] == i:
             out[-1] = (i, out[-1][1] + 1)
@@ -46,9 +48,10 @@ class Derivative(_Transformed):
         self.order = order
         first = jacobian_blocks(self.outputs, self.wrt)
         # level[combo][k]: the block of output k for the nondecreasing index tuple combo
-        level = {(j,): [row[j] for row in first] for j in range(len(self.wrt))}
+        level: dict[tuple[int, ...], list[Any]] = {
+            (j,): [row[j] for row in first] for j in range(len(self.wrt))}
         for _ in range(order - 1):
-            nxt = {}
+            nxt: dict[tuple[int, ...], list[Any]] = {}
             for combo, nodes in level.items():
                 xs = self.wrt[combo[-1]:]
                 live = [n for n in nodes if n is not None]
