@@ -105,6 +105,13 @@ class Dim(sympy.Symbol):
 
     __hash__ = sympy.Symbol.__hash__
 
+    def _eval_subs(self, old, new):
+        """``f.subs({n: 3})`` with a plain ``Symbol("n", integer=True, positive=True)``
+        reaches the dim (SymPy's own test for the symbol to replace compares types)."""
+        if old == self:
+            return new
+        return None
+
     def __float__(self):
         raise number_needed(self, "float() (or a math function such as math.log)")
 

@@ -3,6 +3,8 @@ text (ᵀ, ∘, 𝟙, diag, x∘², t₁) and LaTeX. Precedence comes from SymPy
 an op without a SymPy class prints by its OpDef's spelling (``OpCall._sympystr`` and
 ``_latex`` call back into the printer for its operands).
 """
+import functools
+
 import sympy
 from sympy.matrices.expressions import (
     HadamardProduct, Inverse, MatAdd, MatMul, MatrixExpr, OneMatrix, Transpose)
@@ -223,8 +225,38 @@ def _is_atomic(e):
 
 
 def _function_name(f):
-    return getattr(type(f), "text_name", None) or str(type(f).__name__) \
-        if not hasattr(f, "opdef") else f.opdef.name
+    """How matrix notation names an elementwise function: the name its OpDef's matrix
+    form gives it (σ for sigmoid), else the op's name, else SymPy's."""
+    opdef = getattr(f, "opdef", None)
+    if opdef is None:
+        return str(type(f).__name__)
+    return _matrix_name(opdef, tuple(sorted(f.params.items(), key=str))) or opdef.name
+
+
+class _NameProbe:
+    """Stands in for the formula reader to read the name an OpDef's matrix form calls
+    ``fn`` with."""
+
+    def fn(self, name, *args, data=None):
+        return name
+
+
+class _Stub:
+    def __init__(self, attrs, shape=(), inputs=()):
+        self.attrs, self.shape, self.inputs = attrs, shape, inputs
+
+
+@functools.lru_cache(maxsize=None)
+def _matrix_name(opdef, params):
+    if opdef.matrix is None:
+        return None
+    try:
+        from ..core.opdef import decode
+        attrs = {k: decode(v) for k, v in params}
+        name = opdef.matrix(_NameProbe(), _Stub(attrs, (2,), [_Stub({}, (2,))]), "x")
+    except Exception:  # noqa: BLE001 - a form that is not a named call
+        return None
+    return name if isinstance(name, str) else None
 
 
 def _name(text):
@@ -264,6 +296,15 @@ class MatrixLatexPrinter(LatexPrinter):
 
     def _print_Identity(self, expr):
         return "I"
+
+    def _print_MatAdd(self, expr):
+        texts = sorted((self._print(t) for t in expr.args), key=lambda text: (
+            text.startswith("-"), text.endswith(r"\mathbf{1}") or text.endswith("^{T}")
+            and r"\mathbf{1}" in text[-20:]))
+        out = texts[0]
+        for text in texts[1:]:
+            out += " - " + text[1:].lstrip() if text.startswith("-") else " + " + text
+        return out
 
     def _print_Trace(self, expr):
         if is_one_by_one(expr.arg):
