@@ -15,7 +15,7 @@ from ..core.shapes import dim_symbol, fmt_shape
 from ..errors import ArgumentError
 from ..views import explicit as _explicit
 from ..views.latex import latex_expr
-from ..views.formulas import filled, formulas, render
+from ..views.formulas import constants, filled, formulas, render
 from ..views.verify import ViewReport, verify_views
 from ..views.text import format_block, format_expr, program_lines, shape_note, shared_forms
 
@@ -69,6 +69,13 @@ class DerivativeFn:
         forms = formulas([b.node for b in blocks])
         return {b.key: f if f is not None else filled(0, b.shape)
                 for b, f in zip(blocks, forms)}
+
+    @property
+    def constants(self) -> dict[str, Any]:
+        """{name: array} of the captured arrays the formulas show by name (a variable's
+        name, ``Y``, or C₁, C₂, ... for a large unnamed one): what to substitute for them
+        to evaluate a formula."""
+        return constants([b.node for b in self._blocks()] + [v for _, v in self._values()])
 
     @property
     def value(self) -> Any:
@@ -214,6 +221,7 @@ class DerivativeFn:
                 values[x.name] = rng.integers(0, 2, shape)
             else:
                 values[x.name] = rng.standard_normal(shape)
+        values.update(self.constants)
         blocks = self._blocks()
         compiled = _flattened(self.compile()(*[values[x.name] for x in self.inputs]))
         names = {str(d): v for d, v in dims.items()}

@@ -11,7 +11,8 @@ from typing import Any, Callable, Sequence
 
 import sympy
 
-from ..core.build import as_tensor, const, gc_paused, symbol, torch_module, zeros
+from ..core.build import (
+    as_tensor, const, gc_paused, naming_captures, symbol, torch_module, zeros)
 from ..core.grad_mode import enable_grad
 from ..core.graph import Tensor, topo_order
 from ..core.types import Shapes, TensorLike, Wrt
@@ -108,7 +109,7 @@ def check_distinct_names(names, what):
 
 
 def trace(f, inputs):
-    with symbolic_sizes():
+    with symbolic_sizes(), naming_captures(f):
         out = f(*inputs)
     if isinstance(out, (tuple, list)):
         raise NonScalarOutputError(

@@ -25,7 +25,7 @@ from typing import Any, Callable, Sequence
 import numpy
 from ..codegen import compile_function
 from ..core import grad_mode
-from ..core.build import as_tensor, const, is_numeric, torch_module, zeros
+from ..core.build import as_tensor, const, is_numeric, naming_captures, torch_module, zeros
 from ..core.graph import Tensor
 from ..core.shapes import fmt_shape, shapes_equal
 from ..core.types import Shapes, TensorLike, Wrt
@@ -117,7 +117,7 @@ class Primals:
 
     def trace(self, f, has_aux=False):
         """f on the placeholders: (flat output Tensors, output spec, aux)."""
-        with symbolic_sizes():
+        with symbolic_sizes(), naming_captures(f):
             out = f(*self.placeholders)
         aux = None
         if has_aux:
@@ -429,7 +429,8 @@ class _Transformed(DerivativeFn):
         name = getattr(f, "__name__", "f")
         self.name = "f" if name == "<lambda>" else name
         self.inputs = make_inputs(f, shapes)
-        out = f(*self.inputs)
+        with naming_captures(f):
+            out = f(*self.inputs)
         if has_aux:
             out = out[0]
         leaves, self.spec = flatten(out)

@@ -9,6 +9,7 @@ symbolic Tensors it records a node, on SymPy expressions it builds the op's SymP
 and on numbers, arrays and torch tensors it computes (``extensions.evaluate``).
 """
 import atexit
+import contextlib
 import functools
 import gc
 import itertools
@@ -447,12 +448,16 @@ class ArraySymbol(sympy.Dummy):
 
     def _sympystr(self, printer):
         value = self.value() if getattr(self, "value", None) is not None else None
-        if value is not None and value.size <= 12:
+        if value is not None and value.size <= 12 and not getattr(self, "named", False):
             return repr(value.tolist())
         return self.name
 
     def _latex(self, printer, exp=None):
-        text = rf"\mathrm{{C}}_{{{self.name[1:].translate(_DIGITS)}}}"
+        if getattr(self, "named", False):
+            from ..views.latex import latex_name
+            text = latex_name(self.name)
+        else:
+            text = rf"\mathrm{{C}}_{{{self.name[1:].translate(_DIGITS)}}}"
         return f"{text}^{{{exp}}}" if exp else text
 
 
@@ -464,8 +469,10 @@ _DIGITS = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")
 
 
 def _array_expr(attrs):
-    sym = ArraySymbol(f"C{next(_array_names)}".translate(_SUBSCRIPTS))
+    name = attrs.get("name")
+    sym = ArraySymbol(name or f"C{next(_array_names)}".translate(_SUBSCRIPTS))
     sym.value = weakref.ref(attrs["value"].array)
+    sym.named = bool(name)
     return sym
 
 
@@ -473,11 +480,54 @@ defop("array", (), sympy=_array_expr, shape=_leaf_shape, differentiable=False,
       doc="a constant array captured while tracing")
 
 
-def array_const(arr):
+def array_const(arr, name=None):
     value = ArrayValue(arr)
     kind = "bool" if value.array.dtype == bool else "float"
-    return leaf("array", (("value", value), ("shape", value.array.shape)),
-                value.array.shape, kind)
+    params = (("value", value), ("shape", value.array.shape))
+    if name:
+        params += (("name", name),)
+    return leaf("array", params, value.array.shape, kind)
+
+
+_captures = threading.local()
+
+
+@contextlib.contextmanager
+def naming_captures(fn):
+    """While ``fn`` is traced, an array it captures (a closure variable or a global it
+    names) becomes a constant named like that variable, so formulas read ``Y``, not C₁."""
+    names = {}
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    if code is not None:
+        cells = getattr(getattr(fn, "__func__", fn), "__closure__", None) or ()
+        found = list(zip(code.co_freevars, (c.cell_contents for c in cells
+                                             if _cell_filled(c))))
+        module_globals = getattr(getattr(fn, "__func__", fn), "__globals__", {})
+        found += [(n, module_globals[n]) for n in code.co_names if n in module_globals]
+        for n, v in found:
+            if hasattr(v, "shape") and hasattr(v, "dtype") and n.isidentifier() \
+                    and not n.startswith("_"):
+                names.setdefault(id(v), n)
+    previous = getattr(_captures, "names", None)
+    _captures.names = {**(previous or {}), **names}
+    try:
+        yield
+    finally:
+        _captures.names = previous
+
+
+def _cell_filled(cell):
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
+def captured_name(x):
+    """The variable name of a captured array while its function is traced, or None."""
+    names = getattr(_captures, "names", None)
+    return names.get(id(x)) if names else None
 
 
 def torch_module():
@@ -501,14 +551,15 @@ def as_tensor(x, op="op"):
     if isinstance(x, (bool, int, float)) or isinstance(x, sympy.Expr):
         return const(x)
     torch = torch_module()
+    import numpy
+    name = captured_name(x)
     if torch is not None and isinstance(x, torch.Tensor):
         x = x.detach().cpu().numpy()
-    import numpy
     if isinstance(x, (numpy.ndarray, numpy.generic)):
         arr = numpy.asarray(x)
         if arr.ndim == 0:
             return const(arr.item())
-        return array_const(arr)
+        return array_const(arr, name)
     hint = " (did the function return nothing?)" if x is None and op == "output" else ""
     raise OperandError(f"{op}: cannot use a {type(x).__name__} as an operand{hint}; "
                        "pass a number, an array or a symgrad Tensor")

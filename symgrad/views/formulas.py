@@ -210,8 +210,7 @@ class FormulaReader:
         if node.is_const:
             return filled(node.attrs["value"], node.shape)
         if node.is_array:
-            from .text import format_expr
-            return symbol(format_expr(node.expr), node.shape)
+            return captured(node)
         self.node = node
         opdef = OPS[node.op]
         terms = [self.form(i) for i in node.inputs]
@@ -424,6 +423,36 @@ class FormulaReader:
 
     def scatter(self, t, index):
         return self.call(self.node, t)
+
+
+def captured(node):
+    """A captured constant array: by the name of the variable that held it (``Y``), or
+    as its values when it is small and unnamed, else by its name C₁, C₂, ... (whose
+    values ``constants`` gives)."""
+    arr = node.attrs["value"].array
+    if "name" not in node.attrs and arr.size <= 12:
+        values = [sympy.true if v is True else sympy.false if v is False else sympy.Float(v)
+                  if not float(v).is_integer() else sympy.Integer(int(v))
+                  for v in arr.ravel().tolist()]
+        if arr.ndim <= 2:
+            rows, cols = (arr.shape[0], 1) if arr.ndim == 1 else arr.shape
+            return sympy.ImmutableMatrix(rows, cols, values)
+        return sympy.ImmutableDenseNDimArray(values, arr.shape)
+    return symbol(constant_name(node), node.shape)
+
+
+def constant_name(node):
+    from .text import format_expr
+    return format_expr(node.expr)
+
+
+def constants(nodes):
+    """{name: array} of the captured arrays the formulas of ``nodes`` show by name."""
+    out = {}
+    for n in topo_order([m for m in nodes if m is not None]):
+        if n.is_array and ("name" in n.attrs or n.attrs["value"].array.size > 12):
+            out[constant_name(n)] = n.attrs["value"].array
+    return out
 
 
 def symbol(name, shape, expr=None):

@@ -63,6 +63,16 @@ class MatrixTextPrinter(StrPrinter):
     def _print_Identity(self, expr):
         return "I"
 
+    def _print_MatrixBase(self, expr):
+        """A small constant: a column as the vector [1, 2, 3], a matrix by rows."""
+        rows = expr.tolist()
+        if expr.cols == 1:
+            return "[" + ", ".join(self._print(r[0]) for r in rows) + "]"
+        return "[" + ", ".join("[" + ", ".join(self._print(e) for e in r) + "]"
+                               for r in rows) + "]"
+
+    _print_ImmutableDenseMatrix = _print_MatrixBase
+
     def _print_Transpose(self, expr):
         arg = expr.arg
         if isinstance(arg, Inverse):

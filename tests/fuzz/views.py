@@ -645,9 +645,7 @@ def evaluate_formulas(g, args, dims):
     kinds = {"bool": bool, "int": np.int64}
     values = {x.name: np.asarray(a).astype(kinds.get(x.kind, np.float64))
               for x, a in zip(g.inputs, args)}
-    for n in _graph(g):
-        if n.is_array:
-            values[format_expr(n.expr)] = np.asarray(n.attrs["value"].array)
+    values.update(g.constants)
     from symgrad.core.shapes import dim_symbol
     sizes = {dim_symbol(k): v for k, v in dims.items()}
     shapes = _shapes(g, dims)
