@@ -261,6 +261,9 @@ def spelled(call, printer, target):
     pointwise op SymPy spells itself (x*y, Max(x, y)) prints as SymPy prints its scalar
     form, with the operands in place of scalars."""
     opdef = OPS[call.op]
+    if call.display == "‖‖":
+        inner = printer._print(call.operands[0])
+        return rf"\left\lVert {inner} \right\rVert" if target == "latex" else f"‖{inner}‖"
     if call.display:
         args = ", ".join(printer._print(o) for o in call.operands)
         if target == "latex":

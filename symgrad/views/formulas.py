@@ -41,6 +41,10 @@ def scalar(e):
     if isinstance(e, MatrixExpr) and e.shape == (1, 1):
         if isinstance(e, sympy.MatrixBase):
             return e[0, 0]
+        if isinstance(e, MatMul):
+            c, fs = e.as_coeff_matrices()
+            if c != 1:
+                return c * scalar(mat(*fs)) if fs else c
         return Trace(e)
     return e
 
@@ -213,6 +217,12 @@ class FormulaReader:
             return captured(node)
         self.node = node
         opdef = OPS[node.op]
+        shorter = _shorter_form(node)
+        if shorter is not None:
+            op, x = shorter
+            return OpCall.of(op, [self.form(x)], node.inputs[0].attrs,
+                             [x.shape], node.shape,
+                             display=op if len(x.shape) == 1 else "")
         terms = [self.form(i) for i in node.inputs]
         if len(node.shape) > 2 or any(len(i.shape) > 2 for i in node.inputs):
             return self.call(node, *terms)
@@ -375,7 +385,7 @@ class FormulaReader:
         if not node.shape:
             cond = scalar(c)
             if isinstance(cond, (sympy.logic.boolalg.Boolean, sympy.core.relational.Relational)):
-                return Piecewise((scalar(a), cond), (scalar(b), True))
+                return Piecewise((scalar(a), cond), (_excluding(scalar(b), cond), True))
         return self.call(node, c, a, b)
 
     def diag(self, t):
@@ -396,7 +406,9 @@ class FormulaReader:
     def norm(self, t):
         if not is_matrix(t):
             return sympy.Abs(t)
-        return self.call(self.node, t)
+        node = self.node
+        return OpCall.of(node.op, [t], node.attrs, [node.inputs[0].shape], node.shape,
+                         display="‖‖")
 
     def iverson(self, t):
         if not self.node.shape:
@@ -453,6 +465,32 @@ def constants(nodes):
         if n.is_array and ("name" in n.attrs or n.attrs["value"].array.size > 12):
             out[constant_name(n)] = n.attrs["value"].array
     return out
+
+
+# exp(log_softmax(x)) is softmax(x) and log(softmax(x)) is log_softmax(x): the shorter,
+# stabler form a person writes (the gradient rules produce the longer one).
+_SHORTER = {("exp", "log_softmax"): "softmax", ("log", "softmax"): "log_softmax"}
+
+
+def _shorter_form(node):
+    """(op, operand) of a shorter equal form of ``node``, or None."""
+    if len(node.inputs) != 1 or node.inputs[0].op is None:
+        return None
+    op = _SHORTER.get((node.op, node.inputs[0].op))
+    if op is None or op not in OPS:
+        return None
+    return op, node.inputs[0].inputs[0]
+
+
+def _excluding(e, cond):
+    """``e`` where ``cond`` is known false: a Piecewise branch on the same condition
+    (the guard torch's rules repeat) drops out."""
+    if isinstance(e, Piecewise) and e.args[0].cond == cond:
+        rest = e.args[1:]
+        if len(rest) == 1 and rest[0].cond == sympy.true:
+            return rest[0].expr
+        return Piecewise(*[(p.expr, p.cond) for p in rest])
+    return e
 
 
 def symbol(name, shape, expr=None):

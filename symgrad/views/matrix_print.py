@@ -33,11 +33,16 @@ def _heaviside_argument(body, d):
     return None
 
 
+def _float_text(value):
+    """A float as a person writes it: 0.01, not the 0.010000000000000002 of its rounding."""
+    return repr(float(f"{float(value):.15g}"))
+
+
 class MatrixTextPrinter(StrPrinter):
     """Matrix notation as Unicode text."""
 
     def _print_Float(self, expr):
-        return repr(float(expr))
+        return _float_text(expr)
 
     def _print_Symbol(self, expr):
         return _name(expr.name)
@@ -119,7 +124,7 @@ class MatrixTextPrinter(StrPrinter):
     def _print_MatAdd(self, expr):
         parts = []
         texts = sorted((self._print(t) for t in expr.args), key=lambda text: (
-            text.startswith(("−", "-")), text.rstrip("ᵀ").endswith("𝟙")))
+            text.startswith(("−", "-")), text.rstrip("ᵀ").endswith("𝟙"), text.count("ᵀ")))
         for i, text in enumerate(texts):
             if text.startswith("−") and i:
                 parts.append(" − " + text[1:])
@@ -280,7 +285,7 @@ class MatrixLatexPrinter(LatexPrinter):
     \\mathbf{1} and 1×1 products as the scalars they are."""
 
     def _print_Float(self, expr):
-        return repr(float(expr))
+        return _float_text(expr)
 
     def _print_Symbol(self, expr, style="plain"):
         return latex_name(expr.name)
@@ -310,7 +315,7 @@ class MatrixLatexPrinter(LatexPrinter):
     def _print_MatAdd(self, expr):
         texts = sorted((self._print(t) for t in expr.args), key=lambda text: (
             text.startswith("-"), text.endswith(r"\mathbf{1}") or text.endswith("^{T}")
-            and r"\mathbf{1}" in text[-20:]))
+            and r"\mathbf{1}" in text[-20:], text.count("^{T}")))
         out = texts[0]
         for text in texts[1:]:
             out += " - " + text[1:].lstrip() if text.startswith("-") else " + " + text
