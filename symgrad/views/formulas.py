@@ -70,12 +70,33 @@ def mat(*factors):
             coeff *= f
     if coeff == 0:
         return ZeroMatrix(*_product_shape(factors))
+    out = _contract_diagonals(out)
+    for k, f in enumerate(out):
+        if isinstance(f, MatAdd) and any(isinstance(a, Identity) for a in f.args) \
+                and len(out) > 1:
+            left, right = out[:k], out[k + 1:]
+            return mat(coeff, add(*[mat(*left, a, *right) for a in f.args]))
     if not out:
         rows, cols = _product_shape(factors)
         return MatMul(coeff, Identity(rows)) if coeff != 1 else Identity(rows)
     if coeff == 1 and len(out) == 1:
         return out[0]
     return MatMul(coeff, *out) if coeff != 1 else MatMul(*out)
+
+
+def _contract_diagonals(fs):
+    """diag(v) 𝟙 is v and 𝟙ᵀ diag(v) is vᵀ (a diag scaling of the ones vector)."""
+    out = []
+    for f in fs:
+        prev = out[-1] if out else None
+        if isinstance(f, OneMatrix) and f.shape[1] == 1 and isinstance(prev, DiagMatrix):
+            out[-1] = prev.args[0]
+            continue
+        if isinstance(f, DiagMatrix) and isinstance(prev, OneMatrix) and prev.shape[0] == 1:
+            out[-1] = transpose(f.args[0])
+            continue
+        out.append(f)
+    return out
 
 
 def _product_shape(factors):
