@@ -144,3 +144,42 @@ def test_evaluate_formula_reads_columns_as_vectors():
     x = MatrixSymbol("x", n, 1)
     got = evaluate_formula(2 * x, {"x": np.arange(3.0)}, {n: 3})
     np.testing.assert_allclose(got.ravel(), [0, 2, 4])
+
+
+# ----- more printed forms ---------------------------------------------------------------
+
+def _text(d):
+    return str(d)
+
+
+def test_softmax_cross_entropy_reads_softmax_minus_y_and_its_hessian_diag_p_minus_ppT():
+    f = lambda z, y: -sg.sum(y * sg.log_softmax(z))  # noqa: E731
+    shapes = {"z": ("n",), "y": ("n",)}
+    assert "df/dz = (𝟙ᵀ y) softmax(z) − y" in _text(sg.grad_fn(f, shapes=shapes))
+    H = sg.hessian(f, shapes=shapes, wrt="z")
+    assert _text(H).splitlines()[0] == "d²f/dz² = (𝟙ᵀ y) (diag(t₁) − t₁ t₁ᵀ)    [shape (n, n)]"
+    assert H.verify()
+
+
+def test_logistic_regression_gradient_reads_sigmoid_minus_y():
+    g = grad(lambda w, X, y: sg.binary_cross_entropy_with_logits(X @ w, y),
+             w=("d",), X=("N", "d"), y=("N",))
+    assert "t₁ = (1/N) (σ(X w) − y)" in g.text() and "df/dw = Xᵀ t₁" in g.text()
+
+
+def test_captured_arrays_are_named_after_their_variable():
+    Y = np.arange(6.0).reshape(2, 3)
+    small = np.array([[1.0, 2, 3], [4, 5, 6]])
+    g = grad(lambda W: sg.sum((W - Y) ** 2) + sg.sum(W * small), W=(2, 3))
+    assert g.text().startswith("df/dW = [[1, 2, 3], [4, 5, 6]] + 2 (W − Y)")
+    assert set(g.constants) == {"Y"} and g.verify()
+
+
+def test_the_norm_prints_its_zero_guard_once():
+    g = grad(lambda x: sg.norm(x), x=("n",))
+    assert g.text().startswith("df/dx = {0 if ‖x‖ = 0; 1/‖x‖} x")
+
+
+def test_floats_print_without_rounding_noise():
+    g = grad(lambda x: 0.01 * 3 * sg.sum(x ** 2), x=("n",))
+    assert g.text().startswith("df/dx = 0.06 x")
