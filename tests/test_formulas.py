@@ -100,7 +100,7 @@ PRINTED = [
     (lambda A, x: sg.sum(A @ x) ** 2, {"A": ("n", "n"), "x": ("n",)}, "x",
      "2 Aᵀ 𝟙ᵀ A x", "2 (𝟙ᵀ A x) Aᵀ 𝟙"),
     (lambda x, A: x @ A @ x, {"x": ("n",), "A": ("n", "n")}, "x", "(Aᵀ + A) x",
-     "(Aᵀ + A) x"),
+     "(A + Aᵀ) x"),
     (lambda x, s, l: sg.exp(l) * sg.sum(x ** 2) / s / s, {"x": ("n",), "s": (), "l": ()}, "x",
      "(2 (exp(l) (1/s))) ∘ x", "2 t₁ exp(l) x"),
 ]
@@ -169,8 +169,8 @@ def test_logistic_regression_gradient_reads_sigmoid_minus_y():
 
 def test_captured_arrays_are_named_after_their_variable():
     Y = np.arange(6.0).reshape(2, 3)
-    small = np.array([[1.0, 2, 3], [4, 5, 6]])
-    g = grad(lambda W: sg.sum((W - Y) ** 2) + sg.sum(W * small), W=(2, 3))
+    g = grad(lambda W: sg.sum((W - Y) ** 2) + sg.sum(W * np.array([[1.0, 2, 3], [4, 5, 6]])),
+             W=(2, 3))
     assert g.text().startswith("df/dW = [[1, 2, 3], [4, 5, 6]] + 2 (W − Y)")
     assert set(g.constants) == {"Y"} and g.verify()
 
