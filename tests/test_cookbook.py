@@ -7,9 +7,12 @@ independently of symgrad's own claims,
     (no wrong view);
 (c) the textbook answer, evaluated by SymPy at the same point, equals the compiled result
     (the table itself is right);
-(d) the printed formula is classified "textbook" when it equals the textbook answer as a
-    SymPy object (after ``simplify``) or its printed text, where-clauses included, is no
-    longer than the textbook answer's, else "clumsy"; at least 85% must be textbook.
+(d) the printed formula (``g.text()``, where-clauses included) is classified "textbook"
+    when it is the textbook's SymPy object or prints no longer than the textbook answer
+    (both through ``matrix_text``); "equal" when it prints longer but ``sympy.simplify``
+    proves it the same (that is correctness, which (b) and (c) already show, not form:
+    ``(Aᵀ + A + A + Aᵀ) x`` is "equal" to ``2 (A + Aᵀ) x``); else "clumsy". At least 85%
+    must be "textbook".
 
 ``python -m tests.test_cookbook`` prints the table.
 """
