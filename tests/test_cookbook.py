@@ -188,8 +188,6 @@ def test_formulas_print_like_the_textbook():
     assert share(rows) >= TEXTBOOK_SHARE, "\n".join(clumsy)
 
 
-@pytest.mark.xfail(strict=True, reason="a power of a 1×1 product prints without parentheses: "
-                   "3 aᵀ x² a for 3 (aᵀ x)² a, (1/aᵀ x) a for a/(aᵀ x)")
 def test_a_power_of_a_scalar_product_is_parenthesised():
     x, a = (MatrixSymbol(k, dim_symbol("n"), 1) for k in "xa")
     assert matrix_text(sympy.Trace(a.T * x) ** 2) == "(aᵀ x)²"

@@ -23,7 +23,7 @@ IDENTITIES = [
     ("d_trace_AB_dA", lambda A, B: sg.trace(A @ B), {"A": ("n", "m"), "B": ("m", "n")},
      ["A"], {"A": "Bᵀ"}, None),
     ("d_xTAx_dx", lambda x, A: x @ A @ x, {"x": ("n",), "A": ("n", "n")},
-     ["x"], {"x": "(Aᵀ + A) x"}, None),
+     ["x"], {"x": "(A + Aᵀ) x"}, None),
     ("d_logdet_dX", lambda X: sg.logdet(X), {"X": ("n", "n")},
      ["X"], {"X": "X⁻ᵀ"}, lambda name, shape, rng: spd(shape, rng)),
     ("d_least_squares_dx", lambda A, x, b: sg.sum((A @ x - b) ** 2),

@@ -21,6 +21,7 @@ from sympy.matrices.expressions import (
     MatrixExpr, MatrixSymbol, OneMatrix, Trace, Transpose, ZeroMatrix)
 from sympy.matrices.expressions.applyfunc import ElementwiseApplyFunction
 from sympy.matrices.expressions.diagonal import DiagMatrix
+from sympy.matrices.expressions.hadamard import HadamardPower
 from sympy.tensor.array.expressions import ArraySymbol
 
 from ..core.graph import topo_order
@@ -71,6 +72,13 @@ def mat(*factors):
     if coeff == 0:
         return ZeroMatrix(*_product_shape(factors))
     out = _contract_diagonals(out)
+    if coeff.is_number and coeff.is_negative:
+        for k, f in enumerate(out):
+            if isinstance(f, MatAdd) and sum(_coeff_and_rest(a)[0].is_negative for a in
+                                             f.args) * 2 >= len(f.args):
+                out[k] = add(*[neg(a) for a in f.args])
+                coeff = -coeff
+                break
     for k, f in enumerate(out):
         if isinstance(f, MatAdd) and any(isinstance(a, Identity) for a in f.args) \
                 and len(out) > 1:
@@ -89,6 +97,14 @@ def _contract_diagonals(fs):
     out = []
     for f in fs:
         prev = out[-1] if out else None
+        if isinstance(f, DiagMatrix) and isinstance(prev, DiagMatrix):
+            out[-1] = Diag(hadamard(prev.args[0], f.args[0]))
+            continue
+        if isinstance(prev, OneMatrix) and prev.shape[0] == 1 and isinstance(f, HadamardPow) \
+                and f.exp == 2 and f.base.shape[1] == 1:
+            out[-1] = transpose(f.base)
+            out.append(f.base)
+            continue
         if isinstance(f, OneMatrix) and f.shape[1] == 1 and isinstance(prev, DiagMatrix):
             out[-1] = prev.args[0]
             continue
@@ -109,17 +125,49 @@ def add(*terms):
     ms = [t for t in terms if isinstance(t, MatrixExpr)]
     if not ms:
         return sympy.Add(*terms)
-    kept = [t for t in terms if not isinstance(t, ZeroMatrix)]
+    flat = []
+    for t in terms:
+        flat += list(t.args) if isinstance(t, MatAdd) else [t]
+    kept = [t for t in flat if not isinstance(t, ZeroMatrix)]
     if not kept:
         return ms[0]
+    kept = _collected(kept)
+    if not kept:
+        return ZeroMatrix(*ms[0].shape)
     if len(kept) == 2:
-        a, b = kept
-        if a == b:
-            return mat(2, a)
-        common = _common_right_factor(a, b)
+        common = _common_right_factor(*kept)
         if common is not None:
             return common
-    return kept[0] if len(kept) == 1 else MatAdd(*kept)
+    if len(kept) == 1:
+        return kept[0]
+    coeffs = [_coeff_and_rest(t)[0] for t in kept]
+    c = abs(coeffs[0])
+    if c != 1 and c.is_number and all(abs(k) == c for k in coeffs):
+        return mat(c, MatAdd(*[mat(k / c, _coeff_and_rest(t)[1]) for k, t in zip(coeffs, kept)]))
+    return MatAdd(*kept)
+
+
+def _coeff_and_rest(t):
+    """(numeric coefficient, the rest) of a term: 2 A x is (2, A x)."""
+    if isinstance(t, MatMul):
+        c, fs = t.as_coeff_matrices()
+        if c.is_number:
+            return c, mat(*fs)
+        num, rest = c.as_coeff_Mul()
+        return num, mat(rest, *fs)
+    return sympy.S.One, t
+
+
+def _collected(terms):
+    """Like terms added up: A + Aᵀ + A + Aᵀ is 2 A + 2 Aᵀ (in first-seen order)."""
+    order, total = [], {}
+    for t in terms:
+        c, rest = _coeff_and_rest(t)
+        if rest not in total:
+            order.append(rest)
+            total[rest] = sympy.S.Zero
+        total[rest] += c
+    return [mat(total[r], r) for r in order if total[r] != 0]
 
 
 def _common_right_factor(a, b):
@@ -134,6 +182,18 @@ def _common_right_factor(a, b):
     return mat(add(left_a, left_b), fa[-1])
 
 
+def _symmetric(t):
+    """Whether ``t`` is its own transpose by its form (A + Aᵀ, X Xᵀ, diag(v), I)."""
+    if isinstance(t, (Identity, DiagMatrix)):
+        return True
+    if isinstance(t, MatAdd):
+        return set(t.args) == {transpose(a) for a in t.args}
+    if isinstance(t, MatMul):
+        c, fs = t.as_coeff_matrices()
+        return list(fs) == [transpose(f) for f in reversed(fs)]
+    return False
+
+
 def _scaled_ones(t):
     """c for c 𝟙 (an all-c array), else None."""
     if isinstance(t, OneMatrix):
@@ -146,12 +206,56 @@ def _scaled_ones(t):
 
 
 def hadamard(a, b):
-    """a ∘ b, with an all-c operand read as the scalar c: (c 𝟙) ∘ x = c x."""
+    """a ∘ b, with an all-c operand read as the scalar c ((c 𝟙) ∘ x = c x), powers of
+    one base combined (x∘⁻¹ ∘ x∘⁻¹ = x∘⁻²) and a diagonal matrix scaled by a broadcast
+    vector kept diagonal (diag(v) ∘ (𝟙 wᵀ) = diag(v ∘ w))."""
     for p, q in ((a, b), (b, a)):
         c = _scaled_ones(p)
         if c is not None:
             return mat(c, q)
+    base_a, exp_a = _power_of(a)
+    base_b, exp_b = _power_of(b)
+    if base_a == base_b:
+        return HadamardPow(base_a, exp_a + exp_b) if exp_a + exp_b != 1 else base_a
+    for p, q in ((a, b), (b, a)):
+        d = _diagonal_of(p)
+        if d is not None:
+            c, v = d
+            w = _broadcast_vector(q)
+            if w is not None:
+                return mat(c, Diag(hadamard(v, w)))
     return HadamardProduct(a, b)
+
+
+def _power_of(t):
+    if isinstance(t, HadamardPower):
+        return t.base, t.exp
+    return t, sympy.S.One
+
+
+def _diagonal_of(t):
+    """(c, v) for c diag(v), else None."""
+    if isinstance(t, DiagMatrix):
+        return sympy.S.One, t.args[0]
+    if isinstance(t, MatMul):
+        c, fs = t.as_coeff_matrices()
+        if len(fs) == 1 and isinstance(fs[0], DiagMatrix):
+            return c, fs[0].args[0]
+    return None
+
+
+def _broadcast_vector(t):
+    """The column w of 𝟙 wᵀ or w 𝟙ᵀ (or of their elementwise powers), else None."""
+    if isinstance(t, HadamardPower):
+        w = _broadcast_vector(t.base)
+        return HadamardPow(w, t.exp) if w is not None else None
+    if isinstance(t, MatMul) and len(t.args) == 2:
+        p, q = t.args
+        if isinstance(p, OneMatrix) and p.shape[1] == 1:
+            return transpose(q)
+        if isinstance(q, OneMatrix) and q.shape[0] == 1:
+            return p
+    return None
 
 
 def neg(t):
@@ -173,7 +277,9 @@ def transpose(t):
     if isinstance(t, MatMul):
         c, fs = t.as_coeff_matrices()
         return mat(c, *[transpose(f) for f in reversed(fs)])
-    if isinstance(t, MatAdd):
+    if isinstance(t, MatAdd) and all(isinstance(a, (Transpose, MatrixSymbol))
+                                     or _symmetric(a) or _scaled_ones(a) is not None
+                                     for a in t.args):
         return MatAdd(*[transpose(a) for a in t.args])
     if t.shape[0] == 1 and t.shape[1] == 1:
         return t
@@ -417,6 +523,9 @@ class FormulaReader:
 
     def diag_matrix(self, node, t):
         """diag(v) of a vector; diag(g 𝟙) of a scalar g reads g I."""
+        c = _scaled_ones(t)
+        if c is not None:
+            return mat(c, Identity(node.shape[0]))
         v = node.inputs[0]
         if v.is_const:
             return mat(v.attrs["value"], Identity(node.shape[0]))

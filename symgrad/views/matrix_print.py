@@ -112,7 +112,9 @@ class MatrixTextPrinter(StrPrinter):
             return "(" + self._print(s.arg) + ")" if not _is_atomic(s.arg) \
                 else self._print(s.arg)
         if isinstance(s, sympy.Pow) and s.exp == -1:
-            return "1/" + self.parenthesize(s.base, _POW, strict=True)
+            return "1/" + self._base(s.base)
+        if isinstance(s, sympy.Pow):
+            return self._print(s)
         return self.parenthesize(s, _MUL, strict=True)
 
     def _matrix_factor(self, f):
@@ -172,6 +174,11 @@ class MatrixTextPrinter(StrPrinter):
             return self._print(expr.arg)
         return f"tr({self._print(expr.arg)})"
 
+    def _print_MatPow(self, expr):
+        base = self.parenthesize(expr.base, _POW, strict=True)
+        e = expr.exp
+        return base + (str(e).translate(_SUPER) if e.is_Integer else f"^({self._print(e)})")
+
     def _print_Determinant(self, expr):
         return f"det({self._print(expr.arg)})"
 
@@ -198,16 +205,23 @@ class MatrixTextPrinter(StrPrinter):
         head = [] if c == 1 else [self._print(c)]
         text = " ".join(head + [self._scalar_factor(f) for f in num]) or "1"
         if den:
-            text += "/" + " ".join(self.parenthesize(f, _POW, strict=True) for f in den) \
+            text += "/" + " ".join(self._base(f) for f in den) \
                 if len(den) == 1 else "/(" + " ".join(self._scalar_factor(f) for f in den) + ")"
         return sign + text
 
+    def _base(self, b):
+        """A base or denominator: a scalar product 𝟙ᵀx (a trace of a product) in
+        parentheses, like any expression below a power."""
+        if isinstance(b, sympy.Trace) and is_one_by_one(b.arg) and not _is_atomic(b.arg):
+            return "(" + self._print(b.arg) + ")"
+        return self.parenthesize(b, _POW, strict=True)
+
     def _print_Pow(self, expr, rational=False):
         if expr.exp == sympy.S.Half:
-            return f"√{self.parenthesize(expr.base, _POW, strict=True)}"
+            return f"√{self._base(expr.base)}"
         if expr.exp == -1:
-            return "1/" + self.parenthesize(expr.base, _POW, strict=True)
-        base = self.parenthesize(expr.base, _POW, strict=True)
+            return "1/" + self._base(expr.base)
+        base = self._base(expr.base)
         if expr.exp.is_Integer:
             return base + str(expr.exp).translate(_SUPER)
         return f"{base}^({self._print(expr.exp)})"

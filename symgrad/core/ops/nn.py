@@ -76,9 +76,11 @@ def _log_softmax_elements(ctx, x, axis=None):
 
 
 def _vector_or_call(name):
-    """Matrix notation: softmax(x) of a vector, the generic call otherwise."""
+    """Matrix notation: softmax(x) over the last axis (a vector's, a matrix's rows), the
+    call with its axis otherwise."""
     def form(m, node, x):
-        return m.fn(name, x) if len(node.inputs[0].shape) == 1 else m.call(node, x)
+        last = node.attrs["axis"] == len(node.inputs[0].shape) - 1
+        return m.fn(name, x) if last else m.call(node, x)
     return form
 
 
