@@ -178,9 +178,6 @@ def share(rows):
     return sum(c == "textbook" for _, c, _, _ in rows) / len(rows)
 
 
-@pytest.mark.xfail(strict=True, reason="72.3% (81 of 112) print textbook-or-shorter today "
-                   "(6 more are equal by sympy.simplify but print longer); the clumsy ones "
-                   "are listed by `python -m tests.test_cookbook`")
 def test_formulas_print_like_the_textbook():
     rows = table()
     clumsy = [f"{name}: ours {ours!r}, textbook {book!r}"

@@ -103,7 +103,8 @@ class DerivativeFn:
         return notation
 
     def _rendered(self, style):
-        return render([b.filled for b in self._blocks()], style, {x.name for x in self.inputs})
+        reserved = {x.name for x in self.inputs} | set(self.constants)
+        return render([b.filled for b in self._blocks()], style, reserved)
 
     def __str__(self) -> str:
         return self.text()

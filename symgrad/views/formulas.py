@@ -347,9 +347,12 @@ class FormulaReader:
         shorter = _shorter_form(node)
         if shorter is not None:
             op, x = shorter
-            return OpCall.of(op, [self.form(x)], node.inputs[0].attrs,
-                             [x.shape], node.shape,
-                             display=op if len(x.shape) == 1 else "")
+            axis = {"axis": len(x.shape) - 1}
+            attrs = node.inputs[0].attrs if OPS[node.inputs[0].op].name in (
+                "softmax", "log_softmax") else axis
+            last = attrs.get("axis") == len(x.shape) - 1
+            return OpCall.of(op, [self.form(x)], attrs, [x.shape], node.shape,
+                             display=op if last else "")
         terms = [self.form(i) for i in node.inputs]
         if len(node.shape) > 2 or any(len(i.shape) > 2 for i in node.inputs):
             return self.call(node, *terms)
@@ -603,13 +606,27 @@ _SHORTER = {("exp", "log_softmax"): "softmax", ("log", "softmax"): "log_softmax"
 
 
 def _shorter_form(node):
-    """(op, operand) of a shorter equal form of ``node``, or None."""
-    if len(node.inputs) != 1 or node.inputs[0].op is None:
-        return None
-    op = _SHORTER.get((node.op, node.inputs[0].op))
-    if op is None or op not in OPS:
-        return None
-    return op, node.inputs[0].inputs[0]
+    """(op, operand) of a shorter equal form of ``node``, or None: softmax for
+    exp(log_softmax(z)), exp(z − logsumexp(z)) and exp(z)/𝟙ᵀexp(z) of a vector z,
+    log_softmax for log(softmax(z))."""
+    if len(node.inputs) == 1 and node.inputs[0].op is not None:
+        inner = node.inputs[0]
+        op = _SHORTER.get((node.op, inner.op))
+        if op is not None and op in OPS:
+            return op, inner.inputs[0]
+        if node.op == "exp" and inner.op == "sub" and len(inner.shape) == 1:
+            z, lse = inner.inputs
+            if lse.op == "logsumexp" and lse.inputs[0] is z and not lse.shape:
+                return "softmax", z
+    if node.op in ("mul", "div") and len(node.shape) == 1:
+        e, r = node.inputs if node.inputs[0].shape else node.inputs[::-1]
+        if e.op == "exp" and not r.shape:
+            total = r if node.op == "div" else (
+                r.inputs[1] if r.op == "div" and r.inputs[0].is_const
+                and r.inputs[0].attrs["value"] == 1 else None)
+            if total is not None and total.op == "sum" and total.inputs[0] is e:
+                return "softmax", e.inputs[0]
+    return None
 
 
 def _excluding(e, cond):
@@ -720,12 +737,30 @@ def shared_names(outputs, reserved=(), max_size=12):
     return names, named
 
 
+SHORT_SUBTERM = 12   # characters: a shared subterm this short reads better written out
+
+
+def _fresh_names(count, reserved):
+    out, k = [], 0
+    while len(out) < count:
+        k += 1
+        if f"t{k}" not in reserved:
+            out.append(f"t{k}")
+    return out
+
+
 def render(outputs, style="text", reserved=()):
     """(printed outputs, [(name, printed definition), ...]) in matrix notation, with the
     subterms used more than once named t₁, t₂, ..."""
     from .matrix_print import matrix_latex, matrix_text
     show = matrix_latex if style == "latex" else matrix_text
     names, named = shared_names(outputs, reserved)
+    short = [n for n in named if len(matrix_text(FormulaReader(names).form(n, top=True)))
+             <= SHORT_SUBTERM]
+    if short:
+        dropped = {id(n) for n in short}
+        named = [n for n in named if id(n) not in dropped]
+        names = dict(zip([id(n) for n in named], _fresh_names(len(named), reserved)))
     reader = FormulaReader(names)
     out = [show(reader.form(o)) if o is not None else "0" for o in outputs]
     defs = [(show(symbol(names[id(n)], n.shape)), show(reader.form(n, top=True)))

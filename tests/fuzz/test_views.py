@@ -291,14 +291,15 @@ def test_boolean_gradient_is_a_problem(monkeypatch):
 # ----- printed forms that are not plain Python ----------------------------------------------
 
 def test_scatter_index_and_captured_arrays():
-    big = np.arange(16.0).reshape(4, 4) / 7        # prints as a name C<k>
-    small = np.array([1.0, 2.0, 3.0, 4.0])          # prints as a list literal
+    big = np.arange(16.0).reshape(4, 4) / 7        # prints by its variable's name
 
     def f(x):
-        return sg.sum(sg.sin(x * big) + x * small) + sg.sum(sg.cos(x[1:, ::2]))
+        return (sg.sum(sg.sin(x * big) + x * np.array([1.0, 2.0, 3.0, 4.0]))
+                + sg.sum(sg.cos(x[1:, ::2])) + sg.sum(x * (np.arange(16.0).reshape(4, 4) / 3)))
     g, args = _gradient(f, {"x": (4, 4)})
     text = g.text("numpy") + g.program()
-    assert "scatter(" in text and "[1.0, 2.0, 3.0, 4.0]" in text and "C" in text, text
+    assert "scatter(" in text and "[1.0, 2.0, 3.0, 4.0]" in text and "big" in text, text
+    assert "C" in text and set(g.constants) >= {"big"}
     assert compare_views(g, args, {}) == []
 
 

@@ -371,13 +371,17 @@ def _graph(g):
 
 
 def _array_constants(g):
-    """{``_C<k>``: tensor} for the captured arrays printing as ``C<k>``."""
+    """{``_C<k>``: tensor} for the captured arrays printing as ``C<k>``, and {name:
+    tensor} for those printing by the name of the variable that held them."""
     out = {}
     for node in _graph(g):
         if node.is_array:
             name = str(node.expr.name).translate(_SUBSCRIPT_DIGITS)
-            if name.startswith("C"):
-                out["_" + name] = _tensor(np.asarray(node.attrs["value"].array))
+            value = _tensor(np.asarray(node.attrs["value"].array))
+            if "name" in node.attrs:
+                out[node.attrs["name"]] = value
+            elif name.startswith("C"):
+                out["_" + name] = value
     return out
 
 
