@@ -82,10 +82,11 @@ print(g)
 print()
 print(g.program())
 print()
-X = sympy.Symbol("x", real=True)     # the symbol symgrad uses for the parameter x
-print("g.formulas['x'] =", g.formulas["x"], "  (elementwise in x)")
-expect("g.formulas['x'] simplifies to 3/2*(x + 2)",
-       sympy.simplify(g.formulas["x"] - sympy.Rational(3, 2) * (X + 2)) == 0)
+X = sympy.MatrixSymbol("x", 2, 2)     # the matrix symbol symgrad uses for the parameter x
+print("g.formulas['x'] =", g.formulas["x"], "  (a SymPy matrix expression)")
+at_ones = g.formulas["x"].xreplace({X: sympy.ones(2, 2)}).doit()
+expect("g.formulas['x'] at x = ones is 3/2*(1 + 2) = 9/2 everywhere",
+       sympy.Matrix(at_ones) == sympy.Matrix(2, 2, [sympy.Rational(9, 2)] * 4))
 value = g.explicit_value()
 print("out, per element  =", value)
 print("out at x = ones   =", value.subs({s: 1 for s in value.free_symbols}))

@@ -599,7 +599,7 @@ def test_module_bce_logits_latex(cli):
 
 def test_module_jacobian_wrt_input(cli):
     out = ok(cli("module_jacobian"))
-    assert out == ("dNet/dx = W_out diag(1 − tanh(W_hidden x + b_hidden)∘²) W_hidden    "
+    assert out == ("dNet/dx = W_out diag(𝟙 − tanh(W_hidden x + b_hidden)∘²) W_hidden    "
                    "[shape (2, 3)]\n")
 
 
@@ -694,4 +694,4 @@ def test_module_parameter_shapes_by_qualified_name(tmp_path, capsys):
     assert main([f"{mod}:make", "--shape", "input=3", "--shape", "0.weight=h,3", "--shape",
                  "0.bias=h", "--shape", "2.weight=1,h", "--wrt", "0.bias"]) == 0
     assert capsys.readouterr().out == (
-        "dL/db0 = (W2ᵀ 𝟙) ∘ (1 − tanh(W0 input + b0)∘²)    [shape (h,)]\n")
+        "dL/db0 = W2ᵀ ∘ (𝟙 − tanh(W0 input + b0)∘²)    [shape (h,)]\n")

@@ -60,15 +60,15 @@ def test_an_expression_of_dims_where_a_number_is_needed(f, what, subject):
 
 @pytest.mark.parametrize("f, expected", [
     (lambda x: x.sum() * (x.shape[0] * 2 - 1) / (x.shape[0] / 2),
-     "df/dx = (2*(2*n - 1)/n) 𝟙    [shape (n,)]"),
+     "df/dx = (2 (2 n − 1)/n) 𝟙    [shape (n,)]"),
     (lambda x: x.sum() if x.shape[0] > 0 else -x.sum(), "df/dx = 𝟙    [shape (n,)]"),
     (lambda x: x.sum() if x.shape[0] >= 1 and not x.shape[0] < 1 else -x.sum(),
      "df/dx = 𝟙    [shape (n,)]"),
-    (lambda x: x.sum() / sg.log(x.shape[0]), "df/dx = 1/(log(n))    [shape (n,)]"),
-    (lambda x: x.sum() / torch.log(torch.tensor(x.shape[0])), "df/dx = 1/log(n)    [shape (n,)]"),
+    (lambda x: x.sum() / sg.log(x.shape[0]), "df/dx = (1/log(n)) 𝟙    [shape (n,)]"),
+    (lambda x: x.sum() / torch.log(torch.tensor(x.shape[0])), "df/dx = (1/log(n)) 𝟙    [shape (n,)]"),
     (lambda x: x.sum() / torch.log(torch.as_tensor(x.shape[0] - 1)),
-     "df/dx = 1/log(n - 1)    [shape (n,)]"),
-    (lambda x: x.sum() / sympy.log(x.shape[0]), "df/dx = 1/(log(n))    [shape (n,)]"),
+     "df/dx = (1/log(n − 1)) 𝟙    [shape (n,)]"),
+    (lambda x: x.sum() / sympy.log(x.shape[0]), "df/dx = (1/log(n)) 𝟙    [shape (n,)]"),
     (lambda x: (x.shape[0] * x).sum(), "df/dx = n 𝟙    [shape (n,)]"),
 ])
 def test_dims_stay_symbolic_in_arithmetic(f, expected):

@@ -454,8 +454,8 @@ class ArraySymbol(sympy.Dummy):
 
     def _latex(self, printer, exp=None):
         if getattr(self, "named", False):
-            from ..views.latex import latex_name
-            text = latex_name(self.name)
+            text = self.name if len(self.name) == 1 else \
+                r"\mathit{" + self.name.replace("_", r"\_") + "}"
         else:
             text = rf"\mathrm{{C}}_{{{self.name[1:].translate(_DIGITS)}}}"
         return f"{text}^{{{exp}}}" if exp else text
@@ -483,7 +483,7 @@ defop("array", (), sympy=_array_expr, shape=_leaf_shape, differentiable=False,
 def array_const(arr, name=None):
     value = ArrayValue(arr)
     kind = "bool" if value.array.dtype == bool else "float"
-    params = (("value", value), ("shape", value.array.shape))
+    params: tuple[tuple[str, Any], ...] = (("value", value), ("shape", value.array.shape))
     if name:
         params += (("name", name),)
     return leaf("array", params, value.array.shape, kind)
@@ -496,7 +496,7 @@ _captures = threading.local()
 def naming_captures(fn):
     """While ``fn`` is traced, an array it captures (a closure variable or a global it
     names) becomes a constant named like that variable, so formulas read ``Y``, not C₁."""
-    names = {}
+    names: dict[int, str] = {}
     code = getattr(getattr(fn, "__func__", fn), "__code__", None)
     if code is not None:
         cells = getattr(getattr(fn, "__func__", fn), "__closure__", None) or ()

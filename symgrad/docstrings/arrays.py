@@ -39,7 +39,7 @@ EXAMPLES = {
     >>> sg.flip(v, 0)
     Tensor(flip(v, axis=0), shape=(n,))
     >>> print(sg.grad_fn(lambda v: sg.sum(sg.flip(v, 0) * v), shapes={"v": ("n",)}))
-    df/dv = 2 flip(v, axis=(0,))    [shape (n,)]
+    df/dv = 2 flip(v, axis=0)    [shape (n,)]
 """,
     'matmul': """
     >>> import symgrad as sg
@@ -90,7 +90,7 @@ EXAMPLES = {
     'inverse': """
     >>> import symgrad as sg
     >>> print(sg.grad_fn(lambda A: sg.sum(sg.inverse(A)), shapes={"A": ("n", "n")}))
-    df/dA = −A⁻ᵀ 𝟙 𝟙ᵀ A⁻ᵀ    [shape (n, n)]
+    df/dA = −A⁻ᵀ 𝟙𝟙ᵀ A⁻ᵀ    [shape (n, n)]
 """,
     'inv': """
     >>> import symgrad as sg
@@ -219,7 +219,7 @@ EXAMPLES = {
     >>> float(sg.var(np.array([1.0, 2.0, 3.0])))
     1.0
     >>> print(sg.grad_fn(lambda v: sg.var(v), shapes={"v": ("n",)}))
-    df/dv = 2 (v − 𝟙ᵀ v/n)/(n - 1)    [shape (n,)]
+    df/dv = (2/(n − 1)) (v − ((𝟙ᵀ v)/n) 𝟙)    [shape (n,)]
 """,
     'cumsum': """
     >>> import symgrad as sg
@@ -248,7 +248,7 @@ EXAMPLES = {
     >>> float(sg.logsumexp(np.array([0.0, 0.0])))
     0.6931471805599453
     >>> print(sg.grad_fn(lambda v: sg.logsumexp(v), shapes={"v": ("n",)}))
-    df/dv = exp(v − logsumexp(v))    [shape (n,)]
+    df/dv = softmax(v)    [shape (n,)]
 """,
     'mse_loss': """
     >>> import symgrad as sg

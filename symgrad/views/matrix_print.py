@@ -163,7 +163,8 @@ class MatrixTextPrinter(StrPrinter):
         arg = self._print(expr.expr)
         if _heaviside_argument(body, d):
             return f"[{arg} > 0]"
-        if isinstance(body, sympy.Function) and body.args == (d,):
+        if isinstance(body, sympy.Function) and (body.args == (d,) or getattr(
+                body, "opdef", None) is not None and tuple(body.operands) == (d,)):
             return f"{_function_name(body)}({arg})"
         placeholder = sympy.Symbol("\x00")
         text = self._print(body.xreplace({d: placeholder}))

@@ -1,0 +1,358 @@
+"""The algebra of formulas: SymPy matrix expressions built tidily (products flattened
+with scalars in front, transposes pushed inwards and cancelled, like terms collected,
+broadcasts written with 𝟙, diag scalings kept diagonal), so a formula reads as a person
+writes it. Pure SymPy: it knows no graph and no op (``views.formulas`` reads the graph).
+"""
+import sympy
+from sympy import Lambda, Piecewise
+from sympy.matrices.expressions import (
+    HadamardProduct, Identity, Inverse, MatAdd, MatMul, MatrixExpr, MatrixSymbol, OneMatrix,
+    Trace, Transpose, ZeroMatrix)
+from sympy.matrices.expressions.applyfunc import ElementwiseApplyFunction
+from sympy.matrices.expressions.diagonal import DiagMatrix
+from sympy.matrices.expressions.hadamard import HadamardPower
+from sympy.tensor.array.expressions import ArraySymbol
+
+from ..core.shapes import numel, shapes_equal
+from .forms import Diag, HadamardPow, OpCall, Ones, matrix_shape
+
+
+def is_matrix(e):
+    return isinstance(e, MatrixExpr)
+
+
+def scalar(e):
+    """A 1×1 matrix expression as the scalar it stands for."""
+    if isinstance(e, MatrixExpr) and e.shape == (1, 1):
+        if isinstance(e, sympy.MatrixBase):
+            return e[0, 0]
+        if isinstance(e, MatMul):
+            c, fs = e.as_coeff_matrices()
+            if c != 1:
+                return c * scalar(mat(*fs)) if fs else c
+        return Trace(e)
+    return e
+
+
+def mat(*factors):
+    """A matrix product (scalars among the factors become its coefficient), flattened,
+    with numeric coefficients folded and identities dropped, never evaluated."""
+    if not any(isinstance(f, MatrixExpr) for f in factors):
+        return sympy.Mul(*factors)
+    coeff, out = sympy.S.One, []
+    for f in factors:
+        if isinstance(f, MatMul):
+            c, fs = f.as_coeff_matrices()
+            coeff *= c
+            out += fs
+        elif isinstance(f, MatrixExpr):
+            if isinstance(f, ZeroMatrix):
+                return ZeroMatrix(*_product_shape(factors))
+            if not isinstance(f, Identity) and not (isinstance(f, OneMatrix)
+                                                     and f.shape == (1, 1)):
+                out.append(f)
+        else:
+            coeff *= f
+    if coeff == 0:
+        return ZeroMatrix(*_product_shape(factors))
+    out = _contract_diagonals(out)
+    if coeff.is_number and coeff.is_negative:
+        for k, f in enumerate(out):
+            if isinstance(f, MatAdd) and sum(_coeff_and_rest(a)[0].is_negative for a in
+                                             f.args) * 2 >= len(f.args):
+                out[k] = add(*[neg(a) for a in f.args])
+                coeff = -coeff
+                break
+    for k, f in enumerate(out):
+        if isinstance(f, MatAdd) and any(isinstance(a, Identity) for a in f.args) \
+                and len(out) > 1:
+            left, right = out[:k], out[k + 1:]
+            return mat(coeff, add(*[mat(*left, a, *right) for a in f.args]))
+    if not out:
+        rows, cols = _product_shape(factors)
+        return MatMul(coeff, Identity(rows)) if coeff != 1 else Identity(rows)
+    if coeff == 1 and len(out) == 1:
+        return out[0]
+    return MatMul(coeff, *out) if coeff != 1 else MatMul(*out)
+
+
+def _contract_diagonals(fs):
+    """diag(v) 𝟙 is v and 𝟙ᵀ diag(v) is vᵀ (a diag scaling of the ones vector)."""
+    out = []
+    for f in fs:
+        prev = out[-1] if out else None
+        if isinstance(f, DiagMatrix) and isinstance(prev, DiagMatrix):
+            out[-1] = Diag(hadamard(prev.args[0], f.args[0]))
+            continue
+        if isinstance(prev, OneMatrix) and prev.shape[0] == 1 and isinstance(f, HadamardPow) \
+                and f.exp == 2 and f.base.shape[1] == 1:
+            out[-1] = transpose(f.base)
+            out.append(f.base)
+            continue
+        if isinstance(f, OneMatrix) and f.shape[1] == 1 and isinstance(prev, DiagMatrix):
+            out[-1] = prev.args[0]
+            continue
+        if isinstance(f, DiagMatrix) and isinstance(prev, OneMatrix) and prev.shape[0] == 1:
+            out[-1] = transpose(f.args[0])
+            continue
+        out.append(f)
+    return out
+
+
+def _product_shape(factors):
+    ms = [f for f in factors if isinstance(f, MatrixExpr)]
+    return ms[0].shape[0], ms[-1].shape[1]
+
+
+def add(*terms):
+    """A sum of matrices (zeros dropped) or of scalars."""
+    ms = [t for t in terms if isinstance(t, MatrixExpr)]
+    if not ms:
+        return sympy.Add(*terms)
+    flat = []
+    for t in terms:
+        flat += list(t.args) if isinstance(t, MatAdd) else [t]
+    kept = [t for t in flat if not isinstance(t, ZeroMatrix)]
+    if not kept:
+        return ms[0]
+    kept = _collected(kept)
+    if not kept:
+        return ZeroMatrix(*ms[0].shape)
+    if len(kept) == 2:
+        common = _common_right_factor(*kept)
+        if common is not None:
+            return common
+    if len(kept) == 1:
+        return kept[0]
+    coeffs = [_coeff_and_rest(t)[0] for t in kept]
+    c = abs(coeffs[0])
+    if c != 1 and c.is_number and all(abs(k) == c for k in coeffs):
+        return mat(c, MatAdd(*[mat(k / c, _coeff_and_rest(t)[1]) for k, t in zip(coeffs, kept)]))
+    return MatAdd(*kept)
+
+
+def _coeff_and_rest(t):
+    """(numeric coefficient, the rest) of a term: 2 A x is (2, A x)."""
+    if isinstance(t, MatMul):
+        c, fs = t.as_coeff_matrices()
+        if c.is_number:
+            return c, mat(*fs)
+        num, rest = c.as_coeff_Mul()
+        return num, mat(rest, *fs)
+    return sympy.S.One, t
+
+
+def _collected(terms):
+    """Like terms added up: A + Aᵀ + A + Aᵀ is 2 A + 2 Aᵀ (in first-seen order)."""
+    order, total = [], {}
+    for t in terms:
+        c, rest = _coeff_and_rest(t)
+        if rest not in total:
+            order.append(rest)
+            total[rest] = sympy.S.Zero
+        total[rest] += c
+    return [mat(total[r], r) for r in order if total[r] != 0]
+
+
+def _common_right_factor(a, b):
+    """A x + B x as (A + B) x (and c A x + c B x as c (A + B) x)."""
+    if not (isinstance(a, MatMul) and isinstance(b, MatMul)):
+        return None
+    ca, fa = a.as_coeff_matrices()
+    cb, fb = b.as_coeff_matrices()
+    if len(fa) < 2 or len(fb) < 2 or fa[-1] != fb[-1]:
+        return None
+    left_a, left_b = mat(ca, *fa[:-1]), mat(cb, *fb[:-1])
+    return mat(add(left_a, left_b), fa[-1])
+
+
+def _symmetric(t):
+    """Whether ``t`` is its own transpose by its form (A + Aᵀ, X Xᵀ, diag(v), I)."""
+    if isinstance(t, (Identity, DiagMatrix)):
+        return True
+    if isinstance(t, MatAdd):
+        return set(t.args) == {transpose(a) for a in t.args}
+    if isinstance(t, MatMul):
+        c, fs = t.as_coeff_matrices()
+        return list(fs) == [transpose(f) for f in reversed(fs)]
+    return False
+
+
+def scaled_ones(t):
+    """c for c 𝟙 (an all-c array), else None."""
+    if isinstance(t, OneMatrix):
+        return sympy.S.One
+    if isinstance(t, MatMul):
+        c, fs = t.as_coeff_matrices()
+        if len(fs) == 1 and isinstance(fs[0], OneMatrix):
+            return c
+    return None
+
+
+def hadamard(a, b):
+    """a ∘ b, with an all-c operand read as the scalar c ((c 𝟙) ∘ x = c x), powers of
+    one base combined (x∘⁻¹ ∘ x∘⁻¹ = x∘⁻²) and a diagonal matrix scaled by a broadcast
+    vector kept diagonal (diag(v) ∘ (𝟙 wᵀ) = diag(v ∘ w))."""
+    for p, q in ((a, b), (b, a)):
+        c = scaled_ones(p)
+        if c is not None:
+            return mat(c, q)
+    base_a, exp_a = _power_of(a)
+    base_b, exp_b = _power_of(b)
+    if base_a == base_b:
+        return HadamardPow(base_a, exp_a + exp_b) if exp_a + exp_b != 1 else base_a
+    for p, q in ((a, b), (b, a)):
+        d = _diagonal_of(p)
+        if d is not None:
+            c, v = d
+            w = _broadcast_vector(q)
+            if w is not None:
+                return mat(c, Diag(hadamard(v, w)))
+    return HadamardProduct(a, b)
+
+
+def _power_of(t):
+    if isinstance(t, HadamardPower):
+        return t.base, t.exp
+    return t, sympy.S.One
+
+
+def _diagonal_of(t):
+    """(c, v) for c diag(v), else None."""
+    if isinstance(t, DiagMatrix):
+        return sympy.S.One, t.args[0]
+    if isinstance(t, MatMul):
+        c, fs = t.as_coeff_matrices()
+        if len(fs) == 1 and isinstance(fs[0], DiagMatrix):
+            return c, fs[0].args[0]
+    return None
+
+
+def _broadcast_vector(t):
+    """The column w of 𝟙 wᵀ or w 𝟙ᵀ (or of their elementwise powers), else None."""
+    if isinstance(t, HadamardPower):
+        w = _broadcast_vector(t.base)
+        return HadamardPow(w, t.exp) if w is not None else None
+    if isinstance(t, MatMul) and len(t.args) == 2:
+        p, q = t.args
+        if isinstance(p, OneMatrix) and p.shape[1] == 1:
+            return transpose(q)
+        if isinstance(q, OneMatrix) and q.shape[0] == 1:
+            return p
+    return None
+
+
+def neg(t):
+    return mat(-1, t) if is_matrix(t) else -t
+
+
+def transpose(t):
+    """Tᵀ with transposes cancelled and pushed into products: (Aᵀ)ᵀ = A, (AB)ᵀ = BᵀAᵀ."""
+    if not is_matrix(t):
+        return t
+    if isinstance(t, Transpose):
+        return t.arg
+    if isinstance(t, Inverse):
+        inner = transpose(t.arg)
+        return Inverse(inner) if inner == t.arg or not isinstance(inner, Transpose) \
+            else Transpose(t)
+    if isinstance(t, (Identity, ZeroMatrix, OneMatrix, DiagMatrix)):
+        return t.T
+    if isinstance(t, MatMul):
+        c, fs = t.as_coeff_matrices()
+        return mat(c, *[transpose(f) for f in reversed(fs)])
+    if isinstance(t, MatAdd) and all(isinstance(a, (Transpose, MatrixSymbol))
+                                     or _symmetric(a) or scaled_ones(a) is not None
+                                     for a in t.args):
+        return MatAdd(*[transpose(a) for a in t.args])
+    if t.shape[0] == 1 and t.shape[1] == 1:
+        return t
+    return Transpose(t)
+
+
+def ones(rows, cols):
+    return Ones(rows, cols)
+
+
+def _dummy():
+    return sympy.Dummy("d", real=True)
+
+
+def elementwise(fn, t):
+    """``fn`` (scalar → scalar) applied to every element of ``t``."""
+    if not is_matrix(t):
+        return fn(t)
+    d = _dummy()
+    return ElementwiseApplyFunction(Lambda(d, fn(d)), t)
+
+
+def excluding(e, cond):
+    """``e`` where ``cond`` is known false: a Piecewise branch on the same condition
+    (the guard torch's rules repeat) drops out."""
+    if isinstance(e, Piecewise) and e.args[0].cond == cond:
+        rest = e.args[1:]
+        if len(rest) == 1 and rest[0].cond == sympy.true:
+            return rest[0].expr
+        return Piecewise(*[(p.expr, p.cond) for p in rest])
+    return e
+
+
+def symbol(name, shape, expr=None):
+    """An input (or a named subterm) as a SymPy symbol of its shape."""
+    if not shape:
+        return expr if expr is not None else sympy.Symbol(name, real=True)
+    if len(shape) <= 2:
+        return MatrixSymbol(name, *matrix_shape(shape))
+    return ArraySymbol(name, tuple(sympy.sympify(d) for d in shape))
+
+
+def filled(value, shape):
+    """``value`` in every element of ``shape``: 0, c 𝟙, c 𝟙𝟙ᵀ, ..."""
+    value = sympy.sympify(value)
+    if not shape:
+        return value
+    if len(shape) > 2:
+        return OpCall.of("const", [], {"value": value, "shape": tuple(shape)}, [], shape)
+    if value == 0:
+        return ZeroMatrix(*matrix_shape(shape))
+    return filled_with(value, shape)
+
+
+def filled_with(s, shape):
+    """The scalar ``s`` broadcast to ``shape`` (at most two axes): s 𝟙, s 𝟙𝟙ᵀ."""
+    rows, cols = matrix_shape(shape)
+    if s == 0:
+        return ZeroMatrix(rows, cols)
+    return mat(s, ones(rows, cols)) if s != 1 else ones(rows, cols)
+
+
+def broadcast(t, s, shape):
+    """The formula ``t`` of graph shape ``s`` broadcast to ``shape``."""
+    if shapes_equal(s, shape) or len(shape) == 0:
+        return t
+    if len(s) == 0 or numel(s) == 1 and all(d == 1 for d in s):
+        return filled_with(scalar(t), shape)
+    if len(shape) > 2:
+        return OpCall.of("broadcast_to", [t], {"shape": tuple(shape)}, [s], shape)
+    rows, cols = matrix_shape(shape)
+    if len(shape) == 2:
+        if len(s) == 1:
+            return mat(ones(rows, 1), transpose(t))
+        if s[0] == 1:
+            return mat(ones(rows, 1), t)
+        if s[1] == 1:
+            return mat(t, ones(1, cols))
+    return t
+
+
+def fit(e, shape):
+    """A reading as the kind of object ``shape`` asks for: a scalar for (), a column for
+    (n,), the matrix for (r, c)."""
+    if not shape:
+        return scalar(e)
+    if not is_matrix(e):
+        return filled_with(e, shape)
+    want = matrix_shape(shape)
+    if e.shape != want and (e.shape[1], e.shape[0]) == want:
+        return transpose(e)
+    return e
