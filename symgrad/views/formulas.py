@@ -208,7 +208,11 @@ class FormulaReader:
                                                 for u, v in zip(core_s, core)):
             return self.call(node, t)
         if not core:
-            return scalar(t) if not shape else filled_with(scalar(t), shape)
+            if not shape:
+                return scalar(t)
+            if not (isinstance(scalar(t), sympy.Expr) and scalar(t).is_commutative):
+                return self.call(node, t)
+            return filled_with(scalar(t), shape)
         row_in = len(s) == 2 and s[0] == 1 and s[1] != 1
         row_out = len(shape) == 2 and shape[0] == 1 and shape[1] != 1
         return transpose(t) if row_in != row_out else t

@@ -118,18 +118,25 @@ def computed(expr):
             stack.append((e, True))
             stack.extend((a, False) for a in args if id(a) not in memo)
             continue
-        new = e
-        if isinstance(e, (Identity, ZeroMatrix, OneMatrix)) and all(
-                sympy.sympify(d).is_Integer for d in e.shape):
-            new = e.as_explicit()
-        elif args and isinstance(e, sympy.Basic) and not isinstance(e, sympy.MatrixBase):
-            new_args = tuple(memo.get(id(a), a) for a in args)
+        new = _special_explicit(e)
+        if new is e and args and isinstance(e, sympy.Basic) \
+                and not isinstance(e, sympy.MatrixBase):
+            new_args = tuple(_special_explicit(memo.get(id(a), a)) for a in args)
             if any(n is not a for n, a in zip(new_args, args)):
                 new = e.func(*new_args)
             if not isinstance(new, (sympy.Lambda, sympy.Tuple)):
-                new = _explicit(new.doit(deep=False))
+                new = _special_explicit(_explicit(new.doit(deep=False)))
         memo[id(e)] = new
     return memo[id(expr)]
+
+
+def _special_explicit(e):
+    """I, 0 and 𝟙 of a concrete size as explicit matrices (SymPy's ``doit`` keeps them
+    symbolic, and then cannot apply a function elementwise to them)."""
+    if isinstance(e, (Identity, ZeroMatrix, OneMatrix)) and all(
+            sympy.sympify(d).is_Integer for d in e.shape):
+        return e.as_explicit()
+    return e
 
 
 def _explicit(e):
