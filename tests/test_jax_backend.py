@@ -120,6 +120,24 @@ def test_host_ops_run_numpy_inside_jit():
     assert "jax.pure_callback" in g.source("jax")
     x = np.random.default_rng(5).standard_normal((1, 2, 4, 4))
     np.testing.assert_allclose(np.asarray(g.compile("jax")(x)[0]), g.compile("numpy")(x)[0])
+    (dx,) = g.compile("jax")(x.astype(np.float32))
+    assert dx.dtype == jnp.float32
+
+
+def test_ids_out_of_range_are_argument_errors():
+    """As in the NumPy and torch backends (JAX itself would clamp them silently)."""
+    F = pytest.importorskip("torch.nn.functional")
+
+    def f(table, ids):
+        return (F.embedding(ids, table) ** 2).sum()
+    g = sg.grad_fn(f, shapes={"table": (4, 3), "ids": sg.TensorSpec((5,), dtype="int64")},
+                   wrt=["table"])
+    fn = g.compile("jax")
+    table = np.ones((4, 3))
+    (dt,) = fn(table, np.array([0, 1, 2, 3, 3]))
+    np.testing.assert_allclose(np.asarray(dt)[3], 4.0)
+    with pytest.raises(ArgumentError, match="index 4 is out of range for a dim of size 4"):
+        fn(table, np.array([0, 1, 2, 3, 4]))
 
 
 def test_missing_jax_says_how_to_install(monkeypatch):

@@ -34,3 +34,17 @@ def test_model(script, capsys):
     assert load(script).main()
     out = capsys.readouterr().out
     assert "dL/d" in out and "MISMATCH" not in out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["jax"])
+@pytest.mark.parametrize("script", SCRIPTS, ids=[p.stem for p in SCRIPTS])
+def test_model_on(script, backend, capsys, monkeypatch):
+    """The same example, its gradient compiled for ``backend`` alone (slow: XLA compiles
+    the unrolled recurrent models for minutes)."""
+    pytest.importorskip(backend)
+    module = load(script)
+    monkeypatch.setattr(sys.modules["_zoo"], "BACKENDS", (backend,))
+    assert module.main()
+    out = capsys.readouterr().out
+    assert "dL/d" in out and "MISMATCH" not in out and f"[{backend}" in out

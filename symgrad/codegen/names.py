@@ -19,7 +19,7 @@ import unicodedata
 from sympy.printing.pycode import PythonCodePrinter
 
 GENERATED = {"args", "ArgumentError", "EvaluationError", "math", "numpy", "torch", "scipy",
-             "jax"}
+             "jax", "re"}
 BUILTINS = set(dir(builtins))
 
 

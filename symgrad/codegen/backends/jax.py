@@ -65,8 +65,8 @@ HOST_HELPERS = {
         "    dt = (floats[0] if floats else jax.numpy.float64) if probe.dtype.kind == 'f' "
         "else probe.dtype\n"
         "    out = jax.ShapeDtypeStruct(probe.shape, dt)\n"
-        "    return jax.pure_callback(lambda *v: numpy.asarray(fn(dims, *v), dtype=out.dtype), "
-        "out, *args)")}
+        "    return jax.pure_callback(lambda *v: numpy.asarray(fn(dims, *[numpy.asarray(a) "
+        "for a in v]), dtype=out.dtype), out, *args)")}
 
 
 ERRSTATE = ("class _errstate:\n"
@@ -191,7 +191,7 @@ def jax_printer():
 
 class JaxBackend(Backend):
     name = "jax"
-    modules = ("math", "numpy", "jax", "jax.numpy", "jax.scipy.special", "jax.scipy.linalg")
+    modules = ("math", "re", "numpy", "jax", "jax.numpy", "jax.scipy.special", "jax.scipy.linalg")
     scatter_in_place = False     # JAX arrays are immutable
     arrays_on_entry = True
     converts_first = True        # the prologue reads the arguments' dtype
@@ -217,8 +217,14 @@ class JaxBackend(Backend):
         "            if kind not in 'biuf':\n"
         "                raise ArgumentError('argument %s must be real numbers (float or "
         "int), got %s of dtype %s' % (name, type(a).__name__, a.dtype))\n"
-        "        with jax.enable_x64(True):\n"
-        "            return compiled(*args)\n"
+        "        try:\n"
+        "            with jax.enable_x64(True):\n"
+        "                return compiled(*args)\n"
+        "        except jax.errors.JaxRuntimeError as e:\n"
+        "            said = re.findall(r'(?m)(?:^|[.])ArgumentError: (.*)$', str(e))\n"
+        "            if said:\n"
+        "                raise ArgumentError(said[-1]) from None\n"
+        "            raise\n"
         "    call.__name__ = call.__qualname__ = fn.__name__\n"
         "    call.__wrapped__ = compiled\n"
         "    return call\n")
@@ -231,7 +237,7 @@ class JaxBackend(Backend):
         import jax.numpy  # noqa: F401
         import jax.scipy.special  # noqa: F401
         import jax.scipy.linalg  # noqa: F401
-        return {"math": math, "numpy": numpy, "jax": jax}
+        return {"math": math, "re": re, "numpy": numpy, "jax": jax}
 
     index_helpers = {"_index_array": (
         "def _index_array(value, name, kind):\n"
@@ -314,32 +320,38 @@ _UNFOLD = (
 # check values, or use sliding_window_view), by the name the NumPy spelling calls them:
 # the JAX code calls these under the same name and signature.
 OVERRIDES = {
+    # ids are checked on the host (a callback once the values exist under jit), so an id
+    # out of range is an ArgumentError as in NumPy and torch, not JAX's silent clamp
     "_checked": (
-        "def _checked(i, n, op):\n"
-        "    if isinstance(i, jax.core.Tracer):\n"
-        "        return i.astype(jax.numpy.int64)\n"
+        "def _check_ids(i, n, op):\n"
         "    i = numpy.asarray(i)\n"
-        "    if i.dtype.kind != 'i':\n"
-        "        if i.size and not numpy.all(i == numpy.floor(i)):\n"
-        "            raise ArgumentError('%s: ids must be integers, got %r' % (op, "
+        "    if i.dtype.kind == 'f' and i.size and not numpy.all(i == numpy.floor(i)):\n"
+        "        raise ArgumentError('%s: ids must be integers, got %r' % (op, "
         "float(i[i != numpy.floor(i)].ravel()[0])))\n"
-        "        i = i.astype(numpy.int64)\n"
         "    if i.size and (i.min() < 0 or i.max() >= n):\n"
         "        bad = i[(i < 0) | (i >= n)].ravel()[0]\n"
         "        raise ArgumentError('%s: index %d is out of range for a dim of size %d' "
-        "% (op, int(bad), n))\n"
-        "    return jax.numpy.asarray(i)"),
+        "% (op, int(bad), n))\n\n\n"
+        "def _checked(i, n, op):\n"
+        "    if isinstance(i, jax.core.Tracer):\n"
+        "        jax.debug.callback(_check_ids, i, n, op)\n"
+        "    else:\n"
+        "        _check_ids(i, n, op)\n"
+        "    return jax.numpy.asarray(i).astype(jax.numpy.int64)"),
     "_classes": (
-        "def _classes(t, n):\n"
-        "    if isinstance(t, jax.core.Tracer):\n"
-        "        return t.astype(jax.numpy.int64)\n"
+        "def _check_classes(t, n):\n"
         "    t = numpy.asarray(t)\n"
         "    if t.size and not (numpy.all(t >= 0) and numpy.all(t < n)\n"
         "                       and numpy.all(t == numpy.floor(t))):\n"
         "        bad = t[~((t >= 0) & (t < n) & (t == numpy.floor(t)))].ravel()[0]\n"
         "        raise ArgumentError('class indices must be integers in [0, %d), got %r' "
-        "% (n, bad))\n"
-        "    return jax.numpy.asarray(t.astype(numpy.int64))"),
+        "% (n, bad))\n\n\n"
+        "def _classes(t, n):\n"
+        "    if isinstance(t, jax.core.Tracer):\n"
+        "        jax.debug.callback(_check_classes, t, n)\n"
+        "    else:\n"
+        "        _check_classes(t, n)\n"
+        "    return jax.numpy.asarray(t).astype(jax.numpy.int64)"),
     "_take_add": (
         "def _take_add(g, i, axis, n, op):\n"
         "    i, g = _checked(i, n, op), jax.numpy.asarray(g)\n"
