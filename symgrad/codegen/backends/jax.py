@@ -18,6 +18,10 @@ and torch backends do: float64 arrays (and Python floats) in float64, float32 ar
 float32. The float64 arrays it returns stay float64; JAX code that uses them outside
 such a scope with x64 off computes in float32 (JAX's own rule).
 
+The call waits for its results (``block_until_ready``): host callbacks (id checks, host
+ops) then run inside that scope, and an id out of range is an ``ArgumentError`` raised by
+the call itself.
+
 Shapes. ``jax.jit`` traces the function once per argument shapes and dtypes; symbolic
 dims are read from the traced shapes, which are static, so each new size is a new trace.
 """
@@ -219,7 +223,7 @@ class JaxBackend(Backend):
         "int), got %s of dtype %s' % (name, type(a).__name__, a.dtype))\n"
         "        try:\n"
         "            with jax.enable_x64(True):\n"
-        "                return compiled(*args)\n"
+        "                return jax.block_until_ready(compiled(*args))\n"
         "        except jax.errors.JaxRuntimeError as e:\n"
         "            said = re.findall(r'(?m)(?:^|[.])ArgumentError: (.*)$', str(e))\n"
         "            if said:\n"
