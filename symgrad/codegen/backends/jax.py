@@ -1,15 +1,21 @@
 """The JAX backend: jax.numpy code under ``jax.jit``, the way to XLA's fusion, accelerators
 and sharding.
 
-Spellings. An OpDef's ``jax=`` spelling is used where it has one; every other op is
-spelled by its NumPy spelling with ``numpy.`` read as ``jax.numpy.`` (``jax_text``), text
-and helpers alike, since jax.numpy mirrors NumPy's functions. The OpDefs give JAX
-spellings of their own where the NumPy code cannot be traced: in-place writes (here
-``x.at[i].set``/``.add``), ``numpy.add.at``, sliding windows (here
-``lax.conv_general_dilated`` and ``lax.reduce_window``), data-dependent shapes and checks
-of values (index bounds, singular matrices: under ``jit`` values are unknown, so JAX's
-semantics hold there: gathered ids are clamped, scattered ones dropped, a singular matrix
-gives inf or nan, as ``jax.numpy.linalg`` does).
+Spellings. An OpDef's ``jax=`` spelling is used where it has one (``jax.nn.sigmoid``,
+``jax.scipy.special``, ``eigh`` without JAX's symmetrisation). Every other op is spelled
+by its NumPy spelling read as jax.numpy (``jax_text``: ``numpy.f`` becomes
+``jax.numpy.f``, plus the few idioms jax.numpy spells differently), helpers too, since
+jax.numpy mirrors NumPy. Helpers whose NumPy code cannot be traced (in-place writes,
+``numpy.add.at``, ``sliding_window_view``, checks of values) have JAX versions of the same
+name and signature in ``OVERRIDES``: ``x.at[i].set``/``.add`` for scatters, XLA's
+convolutions (``lax.conv_general_dilated``, the transposes as their exact adjoints through
+``jax.vjp``, ``unfold`` as ``conv_general_dilated_patches``), ``lax.linalg`` and
+``jax.scipy.linalg`` for triangular solves and ``expm``, and id checks that run on the
+host once values exist (``jax.debug.callback``). An OpDef spelled ``jax="host"``
+(``HOST``: pooling and resampling windows, unpooling, grid sampling, ``mode``,
+fractional max pooling, whose NumPy code loops and writes in place) runs its NumPy code on
+the host inside the jitted function through ``jax.pure_callback``: the same values, no
+fusion, a host round trip on an accelerator; a native form can replace it op by op.
 
 Precision. JAX computes in float32 unless ``jax_enable_x64`` is on. The compiled function
 turns it on for its own call only (``jax.enable_x64``, a thread-local scope; the global
