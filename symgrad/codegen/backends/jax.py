@@ -59,6 +59,8 @@ def jax_text(text):
     return NUMPY_NAME.sub("jax.numpy.", text)
 
 
+# 64-bit results cross the callback as pairs of uint32: JAX converts what a callback returns
+# under the x64 setting of the thread that runs it, which is XLA's, not the caller's scope
 HOST_HELPERS = {
     "_host": (
         "def _host_function(source, helpers):\n"
@@ -74,9 +76,15 @@ HOST_HELPERS = {
         "        probe = numpy.asarray(fn(dims, *[numpy.zeros(a.shape, a.dtype) for a in args]))\n"
         "    dt = (floats[0] if floats else jax.numpy.float64) if probe.dtype.kind == 'f' "
         "else probe.dtype\n"
-        "    out = jax.ShapeDtypeStruct(probe.shape, dt)\n"
-        "    return jax.pure_callback(lambda *v: numpy.asarray(fn(dims, *[numpy.asarray(a) "
-        "for a in v]), dtype=out.dtype), out, *args)")}
+        "    dt = numpy.dtype(dt)\n"
+        "    wide = dt.itemsize == 8\n"
+        "    shape = probe.shape + (2,) if wide else probe.shape\n"
+        "    out = jax.ShapeDtypeStruct(shape, numpy.uint32 if wide else dt)\n\n"
+        "    def call(*v):\n"
+        "        r = numpy.ascontiguousarray(fn(dims, *[numpy.asarray(a) for a in v]), dtype=dt)\n"
+        "        return r.view(numpy.uint32).reshape(shape) if wide else r\n"
+        "    got = jax.pure_callback(call, out, *args)\n"
+        "    return jax.lax.bitcast_convert_type(got, dt) if wide else got")}
 
 
 ERRSTATE = ("class _errstate:\n"
