@@ -218,10 +218,10 @@ def check(f: Callable[..., Any], shapes: Shapes | None = None,
         ref = torch.autograd.grad(out, wrt_t, create_graph=order >= 2, allow_unused=True,
                                   materialize_grads=True)
         for b, fn in compiled.items():
-            call_args = args if b == "numpy" else _torch_args(args)
+            call_args = _torch_args(args) if b == "torch" else args
             ours = fn(*call_args)
             for x, o, r in zip(g.wrt, ours, ref):
-                o = o.detach().numpy() if b == "torch" else o
+                o = o.detach().numpy() if b == "torch" else numpy.asarray(o)
                 _compare(o, r.detach().numpy(force=True), f"d/d{x.name} [{b}]", report, rtol,
                          atol, raise_on_mismatch)
         if hvp is None:
@@ -242,16 +242,16 @@ def check(f: Callable[..., Any], shapes: Shapes | None = None,
         else:
             ref2 = [torch.zeros_like(t) for t in wrt_t]
         for b, fn in hvp.items():
-            if b == "numpy":
-                ours2 = fn(*(args + vs_np))
-            else:
+            if b == "torch":
                 ours2 = fn(*(_torch_args(args) + vt))
+            else:
+                ours2 = fn(*(args + vs_np))
             hint = "" if needs else (
                 " (torch's first derivative here has no graph: if an op in the reference "
                 "has no double backward, e.g. a once_differentiable Function, compare first "
                 "derivatives with order=1)")
             for x, o, r in zip(g.wrt, ours2, ref2):
-                o = o.detach().numpy() if b == "torch" else o
+                o = o.detach().numpy() if b == "torch" else numpy.asarray(o)
                 _compare(o, r.detach().numpy(force=True), f"H·v d/d{x.name} [{b}]", report, rtol,
                          atol, raise_on_mismatch, hint)
     return report

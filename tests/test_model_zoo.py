@@ -34,3 +34,24 @@ def test_model(script, capsys):
     assert load(script).main()
     out = capsys.readouterr().out
     assert "dL/d" in out and "MISMATCH" not in out
+
+
+# open: LeNet's jax gradients differ from torch.autograd's by ~1e-9 absolute (the zoo
+# compares at atol 1e-10; sg.check at order 1 agrees), not yet explained
+KNOWN = {("lenet", "jax"): "jax gradient off by ~1e-9 absolute, not yet explained"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["jax"])
+@pytest.mark.parametrize("script", SCRIPTS, ids=[p.stem for p in SCRIPTS])
+def test_model_on(script, backend, capsys, monkeypatch):
+    if (script.stem, backend) in KNOWN:
+        pytest.xfail(KNOWN[script.stem, backend])
+    """The same example, its gradient compiled for ``backend`` alone (slow: XLA compiles
+    the unrolled recurrent models for minutes)."""
+    pytest.importorskip(backend)
+    module = load(script)
+    monkeypatch.setattr(sys.modules["_zoo"], "BACKENDS", (backend,))
+    assert module.main()
+    out = capsys.readouterr().out
+    assert "dL/d" in out and "MISMATCH" not in out and f"[{backend}" in out

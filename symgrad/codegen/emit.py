@@ -459,4 +459,5 @@ def build_source(outputs, inputs, backend, func_name="gradient", with_value=None
     lines += [backend.argument_helper] + list(preamble.values())
     lines += fallback
     lines += ["", f"def {func_name}(*args):"] + ["    " + b for b in body]
+    lines += backend.wrap_lines(func_name, args)
     return "\n".join(lines) + "\n", arrays

@@ -18,7 +18,8 @@ import unicodedata
 
 from sympy.printing.pycode import PythonCodePrinter
 
-GENERATED = {"args", "ArgumentError", "EvaluationError", "math", "numpy", "torch", "scipy"}
+GENERATED = {"args", "ArgumentError", "EvaluationError", "math", "numpy", "torch", "scipy",
+             "jax", "re"}
 BUILTINS = set(dir(builtins))
 
 

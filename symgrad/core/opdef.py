@@ -25,7 +25,7 @@ from sympy.printing.precedence import PRECEDENCE as SYMPY_PRECEDENCE
 
 from ..errors import ParameterError, RegistryError
 
-TARGETS = ("text", "latex", "numpy", "torch", "math")
+TARGETS = ("text", "latex", "numpy", "torch", "math", "jax")
 
 OPS = {}         # op name -> OpDef
 FUNCTIONS = {}   # public function name -> callable (sg.<name>), filled by the op families
@@ -260,7 +260,9 @@ class OpDef:
     shape, kind   result shape and kind ("float" or "bool") rules
     sympy         (attrs, *operand exprs) -> SymPy expression; default: this op's OpBase
                   class (``sympy_class``) over the operands and ``sympy_params``
-    spell         {target: Spelling} for "text", "latex", "numpy", "torch", "math"
+    spell         {target: Spelling} for "text", "latex", "numpy", "torch", "math", "jax"
+                  (JAX defaults to the NumPy spelling read as jax.numpy; ``jax="host"``
+                  runs the NumPy code on the host inside jit: codegen.backends.jax)
     precedence    how its text and code spelling binds, as ``PRECEDENCE`` names it: "Func"
                   for a call (the default), "MatMul" for ``x @ y``, "Atom" for ``x.T``
     latex_precedence  the same for its LaTeX spelling ("Pow" for ``x^{T}``)
@@ -286,7 +288,7 @@ class OpDef:
 
     def __init__(self, name, inputs, *, sympy=None, sympy_class=None, sympy_params=None,
                  params=None, shape=None, kind=None, simplify=None,
-                 text=None, latex=None, numpy=None, torch=None, math=None, matrix=None,
+                 text=None, latex=None, numpy=None, torch=None, math=None, jax=None, matrix=None,
                  elements=None, batch=None, torch_names=(), differentiable=True,
                  pointwise=False, fresh=False, scatter=False, readonly=False,
                  bool_inputs=False, wrapper=False, augmented=None, exact_operands=(),
@@ -301,7 +303,7 @@ class OpDef:
         self.sympy_params = sympy_params
         self.simplify = simplify
         self.spell = {t: spelling(s) for t, s in
-                      zip(TARGETS, (text, latex, numpy, torch, math)) if s is not None}
+                      zip(TARGETS, (text, latex, numpy, torch, math, jax)) if s is not None}
         self.matrix = matrix
         self.elements = elements
         self.batch = batch

@@ -27,6 +27,8 @@ def main(argv=None):
     p.add_argument("--show", type=int, default=5, help="failures printed in full")
     p.add_argument("--threads-every", type=int, default=100,
                    help="run the last 8 programs from 8 threads every this many (0: never)")
+    p.add_argument("--backends", default="numpy,torch",
+                   help="compiled backends checked, comma-separated (e.g. numpy,torch,jax)")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="print every program and its outcome")
     args = p.parse_args(argv)
@@ -35,7 +37,8 @@ def main(argv=None):
     tally = Tally()
     start = time.perf_counter()
     for seed in range(args.seed, args.seed + args.programs):
-        outcome = run_one(seed, args.max_steps, args.trials, args.timeout)
+        outcome = run_one(seed, args.max_steps, args.trials, args.timeout,
+                          backends=tuple(args.backends.split(",")))
         tally.add(outcome)
         if args.verbose:
             print(outcome.report() if outcome.program is not None else outcome.status,

@@ -55,6 +55,30 @@ def test_random_program(seed):
     assert_agrees(run_one(seed, max_steps=5))
 
 
+# The same programs with the gradients compiled for the backends beyond NumPy and torch
+# (a jit compile per program): FAST_EXTRA of them in every run, all under ``slow``.
+EXTRA_BACKENDS = ("jax",)
+FAST_EXTRA = 30
+
+
+@pytest.mark.parametrize("backend", EXTRA_BACKENDS)
+@pytest.mark.parametrize("seed", [
+    pytest.param(s, marks=() if s < 1_000_000 + FAST_EXTRA else pytest.mark.slow)
+    for s in range(1_000_000, 1_000_000 + RANDOM_PROGRAMS)])
+def test_random_program_on(seed, backend):
+    pytest.importorskip(backend)
+    assert_agrees(run_one(seed, max_steps=5, backends=(backend,)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", EXTRA_BACKENDS)
+@pytest.mark.parametrize("op", sorted(SPECS))
+def test_program_starting_with_on(op, backend):
+    pytest.importorskip(backend)
+    assert_agrees(run_one(zlib.crc32(op.encode()), max_steps=4, first_op=op,
+                          backends=(backend,)))
+
+
 def test_programs_from_eight_threads():
     problems = run_threaded(range(2_000_000, 2_000_012), threads=8)
     assert not problems, "\n".join(problems)

@@ -4,13 +4,15 @@ from ...errors import ArgumentError
 from .math import MathBackend
 from .numpy import NumpyBackend
 from .torch import TorchBackend
+from .jax import JaxBackend
 
 BACKENDS = {b.name: b for b in (NumpyBackend(), TorchBackend())}
+BACKENDS[JaxBackend.name] = JaxBackend()
 INTERNAL = {b.name: b for b in (MathBackend(),)}   # used by other backends only
 
 
 def backend(name):
-    """The Backend object called ``name`` ("numpy", "torch")."""
+    """The Backend object called ``name`` ("numpy", "torch", "jax", ...)."""
     found = BACKENDS.get(name) if isinstance(name, str) else None
     if found is not None:
         return found

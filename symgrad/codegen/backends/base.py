@@ -99,6 +99,10 @@ class Backend:
         arguments give (``_dt``), see ``dtype_policy`` in the README."""
         return expr
 
+    def wrap_lines(self, func_name, args):
+        """Lines after the function's definition (the JAX backend wraps it in ``jax.jit``)."""
+        return []
+
     def __repr__(self):
         return f"<symgrad backend {self.name}>"
 

@@ -177,15 +177,18 @@ def _eigh_shape(values):
 
 
 def _eigh_code(module, part):
+    # JAX averages the two triangles unless told not to; torch and NumPy read one
+    extra = ", symmetrize_input=False" if module == "jax.numpy" else ""
+
     def spell(x, upper):
         uplo = "'U'" if upper.value else "'L'"
-        return f"{module}.linalg.eigh({x}, UPLO={uplo})[{part}]"
+        return f"{module}.linalg.eigh({x}, UPLO={uplo}{extra})[{part}]"
     return spell
 
 
 @defop("eigh_values", ("x",), elements=_opaque("eigh_values"), params=_upper_params, shape=_eigh_shape(True),
        text=_call_text("eigh_values"), latex=r"\lambda\left({x}\right)",
-       numpy=_eigh_code("numpy", 0), torch=_eigh_code("torch", 0))
+       numpy=_eigh_code("numpy", 0), torch=_eigh_code("torch", 0), jax=_eigh_code("jax.numpy", 0))
 def eigh_values(x, upper=False):
     """The eigenvalues (ascending) of the symmetric matrices whose lower (or ``upper``)
     triangle ``x`` holds, like ``torch.linalg.eigvalsh``."""
@@ -194,7 +197,7 @@ def eigh_values(x, upper=False):
 
 @defop("eigh_vectors", ("x",), elements=_opaque("eigh_vectors"), params=_upper_params, shape=_eigh_shape(False),
        text=_call_text("eigh_vectors"), latex=r"V\left({x}\right)",
-       numpy=_eigh_code("numpy", 1), torch=_eigh_code("torch", 1))
+       numpy=_eigh_code("numpy", 1), torch=_eigh_code("torch", 1), jax=_eigh_code("jax.numpy", 1))
 def eigh_vectors(x, upper=False):
     """The orthonormal eigenvectors (columns, in the order of ``eigh_values``) of the
     symmetric matrices in ``x``: ``torch.linalg.eigh(x)[1]``. A vector's sign is LAPACK's

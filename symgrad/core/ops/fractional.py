@@ -140,7 +140,7 @@ def _batch(node, ins, size):
                                 node.attrs["kernel"], node.attrs["out"])
 
 
-@defop("fractional_max_index", ("x", "samples"), params=_params, shape=_shape,
+@defop("fractional_max_index", ("x", "samples"), jax="host", params=_params, shape=_shape,
        kind=_int_kind, differentiable=False, sympy_params=("kernel", "out"),
        text=_text,
        latex=lambda x, samples, kernel, out: (

@@ -82,6 +82,8 @@ _ALONG_TORCH = (
 _CHECK_TORCH = (
     "def _checked(i, n, op):\n"
     "    i = torch.as_tensor(i)\n"
+    "    if i.device.type == 'meta' or torch.compiler.is_compiling():\n"
+    "        return i.long()\n"
     "    if i.is_floating_point():\n"
     "        if i.numel() and not bool((i == torch.floor(i)).all()):\n"
     "            raise ArgumentError('%s: ids must be integers, got %r' % (op, "

@@ -340,7 +340,7 @@ def _matrix(name):
     return form
 
 
-@defop("grid_gather", ("x", "cell"), params=_gather_params, shape=_gather_shape,
+@defop("grid_gather", ("x", "cell"), jax="host", params=_gather_params, shape=_gather_shape,
        sympy_params=("sizes", "padding", "align_corners"), fresh=True,
        text=_text("grid_gather", "x"), latex=_latex("grid_gather", "x"),
        matrix=_matrix("grid_gather"),
@@ -357,7 +357,7 @@ def grid_gather(x, cell, sizes=None, padding="zeros", align_corners=False):
                  align_corners=align_corners)
 
 
-@defop("grid_scatter", ("g", "cell"), params=_scatter_params, shape=_scatter_shape,
+@defop("grid_scatter", ("g", "cell"), jax="host", params=_scatter_params, shape=_scatter_shape,
        sympy_params=("sizes", "padding", "align_corners"), fresh=True,
        text=_text("grid_scatter", "g"), latex=_latex("grid_scatter", "g"),
        matrix=_matrix("grid_scatter"),

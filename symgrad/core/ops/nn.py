@@ -42,6 +42,8 @@ _CLASSES = (
     "    return t.astype(numpy.int64)")
 _CLASSES_TORCH = (
     "def _classes_t(t, n):\n"
+    "    if t.device.type == 'meta' or torch.compiler.is_compiling():\n"
+    "        return t.long()\n"
     "    if t.numel() and not bool(((t >= 0) & (t < n) & (t == torch.floor(t))).all()):\n"
     "        bad = t[~((t >= 0) & (t < n) & (t == torch.floor(t)))].reshape(-1)[0]\n"
     "        raise ArgumentError('class indices must be integers in [0, %d), got %r' "

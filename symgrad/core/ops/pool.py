@@ -294,7 +294,7 @@ def _max_gather_elements(ctx, h, x):
 
 # ----- the ops ------------------------------------------------------------------------------
 
-@defop("resample", ("x",), matrix=_matrix(""),
+@defop("resample", ("x",), jax="host", matrix=_matrix(""),
        params=_forward_params, shape=_forward_shape,
        sympy_params=("kind", "sizes", "args"),
        text=_text("", ("x",)), latex=_latex("", ("x",)),
@@ -307,7 +307,7 @@ def resample(x, kind, args):
     return apply("resample", x, kind=kind, args=args)
 
 
-@defop("resample_backward", ("g",), matrix=_matrix("_backward"),
+@defop("resample_backward", ("g",), jax="host", matrix=_matrix("_backward"),
        params=_backward_params, shape=_backward_shape,
        sympy_params=("kind", "sizes", "args"),
        text=_text("_backward", ("g",)), latex=_latex("_backward", ("g",)),
@@ -335,7 +335,7 @@ def _max_shape(op, shapes, attrs):
                                              attrs["args"])
 
 
-@defop("max_pool", ("x",), matrix=_matrix(""),
+@defop("max_pool", ("x",), jax="host", matrix=_matrix(""),
        params=_max_params, shape=_max_shape,
        sympy_params=("kind", "args"),
        text=_text("", ("x",)), latex=_latex("", ("x",)),
@@ -349,7 +349,7 @@ def max_pool(x, kind, args):
     return apply("max_pool", x, kind=kind, args=args)
 
 
-@defop("max_pool_backward", ("g", "x"), matrix=_matrix("_backward"),
+@defop("max_pool_backward", ("g", "x"), jax="host", matrix=_matrix("_backward"),
        params=_max_params,
        shape=lambda op, shapes, attrs: shapes[1],
        sympy_params=("kind", "args"),
@@ -363,7 +363,7 @@ def max_pool_backward(g, x, kind, args):
     return apply("max_pool_backward", g, x, kind=kind, args=args)
 
 
-@defop("max_pool_gather", ("h", "x"), matrix=_matrix("_gather"),
+@defop("max_pool_gather", ("h", "x"), jax="host", matrix=_matrix("_gather"),
        params=_max_params, shape=_max_shape,
        sympy_params=("kind", "args"),
        text=_text("_gather", ("h", "x")), latex=_latex("_gather", ("h", "x")),

@@ -184,7 +184,7 @@ def median_index(x, axis=-1, ignore_nan=False):
 @_index_op("mode_index", _axis_only, _kept,
            ("_mode_index({x}, {axis})", {"_mode_index": _MODE_NUMPY}),
            ("_mode_index({x}, {axis})", {"_mode_index": _MODE_TORCH}),
-           text="mode_index({x}, axis={axis})",
+           text="mode_index({x}, axis={axis})", jax="host",
            latex=r"\operatorname{{argmode}}_{{{axis}}}\left({x}\right)")
 def mode_index(x, axis=-1):
     """Position of the most frequent value of ``x`` along ``axis`` (the smallest such

@@ -24,10 +24,11 @@ def _kernel(name, call):
     return (call, source), (f"float({call})", {**_NUMPY_IMPORT, **source})
 
 
-def _special(name, text, latex, kernel, torch, torch_names, math=None):
+def _special(name, text, latex, kernel, torch, torch_names, math=None, jax=None):
     numpy_form, math_form = _kernel(kernel, f"{kernel}({{x}})")
     return _unary(name, None, text=text, latex=latex, numpy=numpy_form, torch=torch,
-                  math=math or math_form, torch_names=torch_names)
+                  math=math or math_form, torch_names=torch_names,
+                  jax=f"jax.scipy.special.{jax or name}({{x}})")
 
 
 def _names(*names):
@@ -41,7 +42,7 @@ atanh = _unary("atanh", lambda attrs, x: sympy.atanh(x), aliases=("arctanh",))
 lgamma = _special("lgamma", "lgamma({x})", r"\ln\left|\Gamma\left({x}\right)\right|",
                   "_sg_lgamma", "torch.lgamma({x})",
                   _names("lgamma", "Tensor.lgamma", "special.gammaln"),
-                  math="math.lgamma({x})")
+                  math="math.lgamma({x})", jax="gammaln")
 erfinv = _special("erfinv", "erfinv({x})", r"\operatorname{{erf}}^{{-1}}\left({x}\right)",
                   "_sg_erfinv", "torch.erfinv({x})",
                   _names("erfinv", "Tensor.erfinv", "special.erfinv"))
@@ -60,6 +61,7 @@ def _bessel(name, nu, scaled, torch_names):
              else rf"I_{nu}\left({{x}}\right)")
     return _unary(name, None, text=f"{name}({{x}})", latex=latex, numpy=numpy_form,
                   torch=f"torch.special.{name}({{x}})", math=math_form,
+                  jax=f"jax.scipy.special.{name}({{x}})",
                   torch_names=torch_names)
 
 
@@ -98,6 +100,7 @@ _POLYGAMMA_NUMPY = helpers("_sg_polygamma")
              text=_polygamma_text, latex=_polygamma_latex,
              numpy=(lambda x, n: f"_sg_polygamma({n}, {x})", _POLYGAMMA_NUMPY),
              torch=lambda x, n: f"torch.polygamma({n}, {x})",
+             jax=lambda x, n: f"jax.scipy.special.polygamma({n}, {x})",
              math=(lambda x, n: f"float(_sg_polygamma({n}, {x}))",
                    {**_NUMPY_IMPORT, **_POLYGAMMA_NUMPY}),
              matrix=lambda m, node, x: m.fn(_psi_name(node.attrs["n"]), x),

@@ -69,11 +69,12 @@ _GATHER = '''def _unpool_gather(h, index, sizes, op):
 _FLAT_T = '''def _unpool_rows(index, sizes, lead, op):
     space = math.prod(int(n) for n in sizes)
     i = torch.as_tensor(index)
-    if i.is_floating_point():
+    checks = i.device.type != 'meta' and not torch.compiler.is_compiling()
+    if i.is_floating_point() and checks:
         if i.numel() and not bool((i == torch.floor(i)).all()):
             raise ArgumentError("%s: indices must be integers" % op)
     i = i.long()
-    if i.numel() and bool(((i < 0) | (i >= space)).any()):
+    if checks and i.numel() and bool(((i < 0) | (i >= space)).any()):
         bad = i[(i < 0) | (i >= space)].reshape(-1)[0]
         raise ArgumentError("%s: index %d is out of range for an output of spatial size %s"
                             % (op, int(bad), tuple(int(n) for n in sizes)))
@@ -121,7 +122,7 @@ def _index_batch(node, ins, size):
                           node.attrs["args"])
 
 
-@defop("max_pool_index", ("x",), params=_max_params, shape=_max_shape, kind=_int_kind,
+@defop("max_pool_index", ("x",), jax="host", params=_max_params, shape=_max_shape, kind=_int_kind,
        differentiable=False, sympy_params=("kind", "args"), matrix=_pool_matrix("_indices"),
        text=_pool_text("_indices", ("x",)), latex=_pool_latex("_indices", ("x",)),
        numpy=lambda x, kind, args: (f"_max_where({x}, {kind.value!r}, {args.value!r})[1]",
@@ -254,7 +255,7 @@ def _unpool_def(name, add, doc):
         return lambda sizes, index, **f: (
             f"_unpool({f[first]}, {index}, {sizes}, {add}, {name!r})", helpers)
 
-    @defop(name, (first, "index"), params=_unpool_params, shape=_unpool_shape, fresh=True,
+    @defop(name, (first, "index"), params=_unpool_params, shape=_unpool_shape, fresh=True, jax="host",
            sympy_params=("sizes",), text=_text(name, first), latex=_latex(name, first),
            matrix=_matrix(name),
            numpy=form("numpy"), torch=form("torch"),
@@ -272,7 +273,7 @@ unpool_add = _unpool_def("unpool_add", True, """Zeros of spatial size ``sizes`` 
     at the flat spatial indices ``index`` (repeats accumulate): max_pool's backward.""")
 
 
-@defop("unpool_gather", ("h", "index"), params=_unpool_params, shape=_gather_shape,
+@defop("unpool_gather", ("h", "index"), jax="host", params=_unpool_params, shape=_gather_shape,
        sympy_params=("sizes",), text=_text("unpool_gather", "h"),
        matrix=_matrix("unpool_gather"),
        latex=_latex("unpool_gather", "h"),
