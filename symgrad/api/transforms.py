@@ -32,6 +32,7 @@ from ..diff.function import substitute
 from ..diff.reverse import backward
 from ..errors import NonScalarOutputError, ShapeError, SymgradError
 from ..views.latex import latex_expr
+from . import cache
 from .derivative import Block, DerivativeFn
 from ..torchfront.factories import symbolic_sizes
 from .grad import make_inputs, parameters, resolve_wrt
@@ -94,15 +95,13 @@ class Primals:
     def __init__(self, f, what, primals):
         self.what = what
         self.values = list(primals)
-        names = _param_names(f, len(primals))
+        self.f = f
         for i, v in enumerate(self.values):
             if not isinstance(v, Tensor) and not is_numeric(v):
+                names = _param_names(f, len(primals))
                 raise SymgradError(
                     f"{what}: primal {i} ({names[i]}) is a {type(v).__name__}; pass numbers, "
                     "NumPy arrays, torch tensors or symbolic Tensors (sg.symbol)")
-        self.placeholders = [placeholder(f"p_{n}_", _shape_of(v))
-                             for n, v in zip(names, self.values)]
-        self.names = names
         torch = torch_module()
         if any(isinstance(v, Tensor) for v in self.values):
             self.kind = "symbolic"
@@ -111,6 +110,32 @@ class Primals:
         else:
             self.kind = "numpy"
         self.plain = all(isinstance(v, (int, float)) for v in self.values)
+        self.plan = None
+
+    def bind(self):
+        """Placeholders for the primals (one symbol each, shaped like it) and a new plan."""
+        names = _param_names(self.f, len(self.values))
+        self.placeholders = [placeholder(f"p_{n}_", _shape_of(v))
+                             for n, v in zip(names, self.values)]
+        self.names = names
+        self.plan = Plan(self.placeholders)
+
+    def cached(self, options, build, has_aux=False):
+        """The transform's result: ``build()`` (which traces ``f`` on the placeholders
+        and returns ``finish(primals) -> result``) run once per input signature (see
+        ``api.cache``); symbolic primals and ``has_aux`` trace every call."""
+        k = None if self.kind == "symbolic" or has_aux else cache.key(self.f, options,
+                                                                          self.values)
+        plan = cache.get(k, self.f) if k is not None else None
+        if plan is not None:
+            self.plan = plan
+            return plan.finish(self)
+        self.bind()
+        plan = self.plan
+        plan.finish = build()
+        if k is not None:
+            cache.put(k, self.f, plan)
+        return plan.finish(self)
 
     def trace(self, f, has_aux=False):
         """f on the placeholders: (flat output Tensors, output spec, aux)."""
@@ -135,9 +160,9 @@ class Primals:
                                        self.values + list(extra_values))}
             filled = [zeros(s) if n is None else n for n, s in zip(nodes, shapes)]
             return substitute(filled, mapping)
-        inputs = self.placeholders + list(extra)
+        inputs = self.plan.placeholders + list(extra)
         key = (tuple(map(id, nodes)), tuple(map(id, extra)), tuple(map(tuple, shapes)))
-        compiled = self.__dict__.setdefault("_compiled", {})
+        compiled = self.plan.compiled
         fn = compiled.get(key)   # vjp_fn, called again, reuses its compiled code
         if fn is None:
             fn = compiled[key] = compile_function(
@@ -183,7 +208,22 @@ class Primals:
                                  f"{self._of(what, i)}")
 
     def _of(self, what, i):
-        return f"primals[{i}] ({self.names[i]})" if what == "tangents" else f"output {i}"
+        if what != "tangents":
+            return f"output {i}"
+        return f"primals[{i}] ({_param_names(self.f, len(self.values))[i]})"
+
+
+class Plan:
+    """What a transform traced for one input signature: the placeholders, the compiled
+    functions of its graph (by the nodes they compute) and ``finish(primals)``, which
+    computes the result at new primals of the same signature."""
+
+    __slots__ = ("placeholders", "compiled", "finish", "__weakref__")
+
+    def __init__(self, placeholders):
+        self.placeholders = placeholders
+        self.compiled = {}
+        self.finish = None
 
 
 def _param_names(f, n):
@@ -237,24 +277,32 @@ def vjp(f, *primals, has_aux=False):
     if not primals:
         _no_primals("sg.vjp", "jacobian")
     p = Primals(f, "sg.vjp", primals)
-    outs, spec, aux = p.trace(f, has_aux)
-    out_values = unflatten(spec, p.results(outs, [o.shape for o in outs]))
-    cts = [placeholder("ct", o.shape) for o in outs]
+    return p.cached(("vjp",), lambda: _vjp_plan(p, has_aux), has_aux)
+
+
+def _vjp_plan(p, has_aux):
+    outs, spec, aux = p.trace(p.f, has_aux)
+    out_shapes = [o.shape for o in outs]
+    cts = [placeholder("ct", s) for s in out_shapes]
     grads = backward(outs, cts, p.placeholders)
     shapes = [x.shape for x in p.placeholders]
 
-    @_grad_enabled
-    def vjp_fn(cotangents):
-        flat, cspec = flatten(cotangents)
-        if cspec != spec and not (spec is None and len(flat) == 1):
-            raise SymgradError(f"sg.vjp: the cotangents must have the structure of the "
-                               f"output ({len(outs)} value(s)), got {len(flat)} value(s)")
-        p.check_like(flat, "cotangents", [o.shape for o in outs])
-        return tuple(p.results(grads, shapes, cts, flat))
+    def finish(q):
+        out_values = unflatten(spec, q.results(outs, out_shapes))
 
-    vjp_fn.__doc__ = "The vector-Jacobian product at the primals: one gradient per primal."
-    result = (out_values, vjp_fn)
-    return result + (_aux(p, aux),) if has_aux else result
+        @_grad_enabled
+        def vjp_fn(cotangents):
+            flat, cspec = flatten(cotangents)
+            if cspec != spec and not (spec is None and len(flat) == 1):
+                raise SymgradError(f"sg.vjp: the cotangents must have the structure of the "
+                                   f"output ({len(outs)} value(s)), got {len(flat)} value(s)")
+            q.check_like(flat, "cotangents", out_shapes)
+            return tuple(q.results(grads, shapes, cts, flat))
+
+        vjp_fn.__doc__ = "The vector-Jacobian product at the primals: one gradient per primal."
+        result = (out_values, vjp_fn)
+        return result + (_aux(q, aux),) if has_aux else result
+    return finish
 
 
 def _with_tangents(f, primals, tangents, what, alternative):
@@ -268,7 +316,8 @@ def _with_tangents(f, primals, tangents, what, alternative):
     if len(tans) != len(prim):
         raise SymgradError(f"{what}: {len(prim)} primal(s) but {len(tans)} tangent(s); give "
                            "one tangent per primal, of its shape")
-    p.check_like(tans, "tangents", [x.shape for x in p.placeholders])
+    p.check_like(tans, "tangents", [_shape_of(v) for v in p.values])
+    p.tangents = tans
     return p, tans, is_tuple
 
 
@@ -279,13 +328,20 @@ def jvp(f, primals, tangents, *, strict=False, has_aux=False):
     forward sweep with the rules' JVP formulas. With ``has_aux``: ``(output, tangent_out,
     aux)``. ``strict`` is accepted for compatibility."""
     p, tans, _ = _with_tangents(f, primals, tangents, "sg.jvp", "jacobian")
-    outs, spec, aux = p.trace(f, has_aux)
+    return p.cached(("jvp",), lambda: _jvp_plan(p, has_aux), has_aux)
+
+
+def _jvp_plan(p, has_aux):
+    outs, spec, aux = p.trace(p.f, has_aux)
     tph = [placeholder("tan", x.shape) for x in p.placeholders]
     touts = forward(outs, p.placeholders, tph)
     shapes = [o.shape for o in outs]
-    values = p.results(outs + touts, shapes + shapes, tph, tans)
-    result = (unflatten(spec, values[:len(outs)]), unflatten(spec, values[len(outs):]))
-    return result + (_aux(p, aux),) if has_aux else result
+
+    def finish(q):
+        values = q.results(outs + touts, shapes + shapes, tph, q.tangents)
+        result = (unflatten(spec, values[:len(outs)]), unflatten(spec, values[len(outs):]))
+        return result + (_aux(q, aux),) if has_aux else result
+    return finish
 
 
 def _aux(p, aux):
@@ -318,15 +374,24 @@ def jacobian(f, *primals, argnums=None, wrt=None, shapes=None, mode="auto", has_
                            "sg.jacobian(f, shapes=...); with primals their shapes are used")
     p = Primals(f, "sg.jacobian", primals)
     sel, single = _selection(argnums, wrt, len(primals), "sg.jacobian")
-    outs, spec, aux = p.trace(f, has_aux)
+    return p.cached(("jacobian", tuple(sel), single, mode),
+                    lambda: _jacobian_plan(p, sel, single, mode, has_aux), has_aux)
+
+
+def _jacobian_plan(p, sel, single, mode, has_aux):
+    outs, spec, aux = p.trace(p.f, has_aux)
     xs = [p.placeholders[i] for i in sel]
     blocks = jacobian_blocks(outs, xs, mode)
     flat = [b for row in blocks for b in row]
     shapes_ = [o.shape + x.shape for o in outs for x in xs]
-    values = p.results(flat, shapes_)
-    per_out = [values[k * len(xs):(k + 1) * len(xs)] for k in range(len(outs))]
-    result = unflatten(spec, [row[0] if single else tuple(row) for row in per_out])
-    return (result, _aux(p, aux)) if has_aux else result
+    n, m = len(outs), len(xs)
+
+    def finish(q):
+        values = q.results(flat, shapes_)
+        per_out = [values[k * m:(k + 1) * m] for k in range(n)]
+        result = unflatten(spec, [row[0] if single else tuple(row) for row in per_out])
+        return (result, _aux(q, aux)) if has_aux else result
+    return finish
 
 
 def _hessian_blocks(outs, xs):
@@ -356,18 +421,27 @@ def hessian(f, *primals, argnums=None, wrt=None, shapes=None, has_aux=False):
                            "sg.hessian(f, shapes=...); with primals their shapes are used")
     p = Primals(f, "sg.hessian", primals)
     sel, single = _selection(argnums, wrt, len(primals), "sg.hessian")
-    outs, spec, aux = p.trace(f, has_aux)
+    return p.cached(("hessian", tuple(sel), single),
+                    lambda: _hessian_plan(p, sel, single, has_aux), has_aux)
+
+
+def _hessian_plan(p, sel, single, has_aux):
+    outs, spec, aux = p.trace(p.f, has_aux)
     xs = [p.placeholders[i] for i in sel]
     h = _hessian_blocks(outs, xs)
     flat = [b for out in h for row in out for b in row]
     shapes_ = [o.shape + a.shape + b.shape for o in outs for a in xs for b in xs]
-    it = iter(p.results(flat, shapes_))
-    per_out = []
-    for _ in outs:
-        rows = tuple(tuple(next(it) for _ in xs) for _ in xs)
-        per_out.append(rows[0][0] if single else rows)
-    result = unflatten(spec, per_out)
-    return (result, _aux(p, aux)) if has_aux else result
+    n, m = len(outs), len(xs)
+
+    def finish(q):
+        it = iter(q.results(flat, shapes_))
+        per_out = []
+        for _ in range(n):
+            rows = tuple(tuple(next(it) for _ in range(m)) for _ in range(m))
+            per_out.append(rows[0][0] if single else rows)
+        result = unflatten(spec, per_out)
+        return (result, _aux(q, aux)) if has_aux else result
+    return finish
 
 
 @_grad_enabled
@@ -376,7 +450,11 @@ def hvp(f, primals, tangents):
     ``f`` at ``primals`` times ``tangents``, one result per primal (a tuple when the
     primals are), by a forward sweep over the reverse-mode gradient."""
     p, tans, is_tuple = _with_tangents(f, primals, tangents, "sg.hvp", "hessian")
-    outs, spec, _ = p.trace(f)
+    return p.cached(("hvp", is_tuple), lambda: _hvp_plan(p, is_tuple))
+
+
+def _hvp_plan(p, is_tuple):
+    outs, spec, _ = p.trace(p.f)
     if spec is not None or outs[0].shape:
         shape = "several outputs" if spec is not None else f"shape {fmt_shape(outs[0].shape)}"
         raise NonScalarOutputError(f"sg.hvp: f returns {shape}; a Hessian-vector product "
@@ -388,9 +466,14 @@ def hvp(f, primals, tangents):
     hv = iter(forward(live, p.placeholders, tph))
     nodes = [None if g is None else next(hv) for g in grads]
     shapes = [x.shape for x in p.placeholders]
-    values = p.results(outs + nodes, [outs[0].shape] + shapes, tph, tans)
-    out, rest = values[0], values[1:]
-    return out, (tuple(rest) if is_tuple else rest[0])
+    nodes = outs + nodes
+    shapes = [outs[0].shape] + shapes
+
+    def finish(q):
+        values = q.results(nodes, shapes, tph, q.tangents)
+        out, rest = values[0], values[1:]
+        return out, (tuple(rest) if is_tuple else rest[0])
+    return finish
 
 
 # ----- Jacobian and Hessian objects ------------------------------------------------------------
