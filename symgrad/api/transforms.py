@@ -369,6 +369,11 @@ class _Transformed(DerivativeFn):
         ``(value, blocks)``; it runs NumPy or torch code only."""
         flat = super().compile(backend, with_value)
         structure, spec = self._structure, self.spec
+        if spec is None and self.single and not with_value:
+            def nested(*args):      # one output, one block: no structure to rebuild
+                return flat(*args)[0]
+            nested.__name__, nested.__doc__ = flat.__name__, flat.__doc__
+            return nested
 
         def nested(*args):
             result = flat(*args)
