@@ -13,7 +13,6 @@ import symgrad as sg
 from symgrad.core.graph import topo_order
 from symgrad.core.structure import triangle
 
-torch.set_default_dtype(torch.float64)
 RNG = np.random.default_rng(3)
 N = 5
 
@@ -104,7 +103,8 @@ def gp_nll(log_l, log_n, X, y):
     n = X.shape[0]
     sq = (X * X).sum(dim=1)
     D = sq[:, None] + sq[None, :] - 2.0 * (X @ X.T)
-    K = torch.exp(-0.5 * D / torch.exp(2.0 * log_l)) + torch.exp(2.0 * log_n) * torch.eye(n)
+    K = torch.exp(-0.5 * D / torch.exp(2.0 * log_l)) \
+        + torch.exp(2.0 * log_n) * torch.eye(n, dtype=X.dtype)
     L = torch.linalg.cholesky(K)
     alpha = torch.cholesky_solve(y[:, None], L)
     return 0.5 * (y[:, None] * alpha).sum() + torch.log(torch.diagonal(L)).sum() \
@@ -128,7 +128,7 @@ def test_cholesky_solve_with_a_cholesky_factor_factorises_once():
                    *[float(h) for h in hyper], argnums=(0, 1))
     ref_h = torch.autograd.functional.hessian(
         lambda a, b: gp_nll(a, b, torch.tensor(X), torch.tensor(y)),
-        tuple(torch.tensor(float(h)) for h in hyper))
+        tuple(torch.tensor(float(h), dtype=torch.float64) for h in hyper))
     np.testing.assert_allclose(np.array(H, dtype=float), np.array(
         [[float(v) for v in row] for row in ref_h]), rtol=1e-9)
 

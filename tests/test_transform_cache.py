@@ -11,8 +11,6 @@ import torch
 import symgrad as sg
 from symgrad.api import cache
 
-torch.set_default_dtype(torch.float64)
-
 SCALE = 2.0
 
 
@@ -59,7 +57,7 @@ REFS = {
     "hessian": lambda x, y: torch.func.hessian(quartic_ref, argnums=(0, 1))(x, y),
     "jacobian": lambda x, y: torch.func.jacrev(quartic_ref, argnums=(0, 1))(x, y),
     "hvp": lambda x, y: torch.autograd.functional.hvp(quartic_ref, (x, y), (y, x)),
-    "vjp": lambda x, y: torch.func.vjp(quartic_ref, x, y)[1](torch.tensor(1.5)),
+    "vjp": lambda x, y: torch.func.vjp(quartic_ref, x, y)[1](torch.tensor(1.5, dtype=x.dtype)),
     "jvp": lambda x, y: torch.func.jvp(quartic_ref, (x, y), (y, x)),
 }
 
@@ -93,7 +91,7 @@ def test_other_shapes_dtypes_and_kinds_trace_again():
     assert len(calls) == 2
     h32 = sg.hessian(f, x.astype(np.float32), x.astype(np.float32))
     assert len(calls) == 3 and h32.shape == (3, 3)
-    t = sg.hessian(f, torch.ones(3), torch.ones(3))
+    t = sg.hessian(f, torch.ones(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64))
     assert len(calls) == 4 and isinstance(t, torch.Tensor)
     sg.hessian(f, x, x, argnums=1)
     assert len(calls) == 5
@@ -138,7 +136,7 @@ def test_a_changed_closure_cell_or_global_is_a_new_entry():
 
 def test_in_place_changes_of_captured_small_arrays_and_tensors_are_seen():
     a = np.array([1.0, 2.0])
-    t = torch.tensor([1.0, 2.0])
+    t = torch.tensor([1.0, 2.0], dtype=torch.float64)
 
     def f(x):
         return sg.sum(a * x ** 2) + sg.sum(t * x ** 2)
