@@ -305,17 +305,32 @@ def sg_function(problem, p):
     return scope[problem], SG_SHAPES[problem] or None, list(WRT[problem])
 
 
-def build_symgrad(problem, p, inputs, backend):
-    import symgrad as sg
-    note = []
+def sg_convert(backend):
+    """An input array as symgrad's ``backend`` takes it: torch tensors for torch, jax arrays
+    for jax, NumPy arrays for the others (numpy, c, numba)."""
     if backend == "torch":
         import torch
         torch.set_num_threads(1)
-        conv = lambda v: torch.tensor(v, dtype=torch.float64)  # noqa: E731
-        tonp = lambda r: [t.numpy() if hasattr(t, "numpy") else np.asarray(t) for t in r]  # noqa: E731
-    else:
-        conv = lambda v: v  # noqa: E731
-        tonp = lambda r: [np.asarray(t) for t in r]  # noqa: E731
+        return lambda v: torch.tensor(v, dtype=torch.float64)
+    if backend == "jax":
+        import jax
+        jax.config.update("jax_enable_x64", True)
+        import jax.numpy as jnp
+        return lambda v: jax.device_put(jnp.asarray(v, dtype=jnp.float64))
+    return lambda v: v
+
+
+def sg_numpy(t):
+    if hasattr(t, "detach"):
+        t = t.detach()
+    return np.asarray(t, dtype=np.float64)
+
+
+def build_symgrad(problem, p, inputs, backend):
+    import symgrad as sg
+    note = []
+    conv = sg_convert(backend)
+    tonp = lambda r: [sg_numpy(t) for t in r]  # noqa: E731
     if problem == "chain":
         args = [float(v) for v in inputs.values()]
         note.append("scalar args as Python floats")
@@ -332,6 +347,8 @@ def build_symgrad(problem, p, inputs, backend):
         if split:
             (x,) = args
             if backend == "torch":
+                import torch
+
                 def call():
                     gu, gv = fn(x[:-1], x[1:])
                     out = torch.zeros_like(x)
@@ -588,3 +605,10 @@ BUILDERS = {
     "pytensor": build_pytensor,
     "sympy": build_sympy,
 }
+
+
+def builder(peer, problem):
+    """The builder of ``peer``; ``sg-<backend>`` for any registered symgrad backend."""
+    if peer.startswith("sg-") and peer not in BUILDERS:
+        return lambda pr, p, i: build_symgrad(pr, p, i, peer[3:])
+    return BUILDERS.get(peer)

@@ -51,6 +51,36 @@ PEERS = ("torch", "sg-numpy", "sg-torch", "numpy", "jax", "casadi-sx", "casadi-m
 LABEL = {"torch": "torch eager", "sg-numpy": "symgrad numpy", "sg-torch": "symgrad torch",
          "numpy": "hand-written", "jax": "jax.jit(grad)", "casadi-sx": "CasADi SX",
          "casadi-mx": "CasADi MX", "pytensor": "PyTensor", "sympy": "SymPy"}
+
+
+def sg_backends():
+    """The peers ``sg-<name>``, one per backend in symgrad's registry (numpy, torch, and
+    c, numba, jax once they are registered), numpy and torch first."""
+    sys.path.insert(0, str(HERE.parent))
+    from symgrad.codegen.backends import BACKENDS
+    names = ["numpy", "torch"] + sorted(set(BACKENDS) - {"numpy", "torch"})
+    return [f"sg-{n}" for n in names if n in BACKENDS]
+
+
+def all_peers():
+    peers = list(PEERS)
+    for p in sg_backends():
+        if p not in peers:
+            peers.insert(peers.index("numpy"), p)
+    return peers
+
+
+def label(peer, problem=None):
+    import hessians as H
+    if problem in H.PROBLEMS and H.label(peer, problem):
+        return H.label(peer, problem)
+    return LABEL.get(peer) or f"symgrad {peer[3:]}"
+
+
+def module_of(problem):
+    import hessians as H
+    import problems as P
+    return H if problem in H.PROBLEMS else P
 MX_PROBLEMS = ("rosenbrock", "mlp", "logreg", "attention")
 SX_MAX_WORK = 3e6
 TOLERANCE = 1e-7
@@ -93,7 +123,7 @@ def run_cell(spec):
             pass
     import numpy as np
     sys.path.insert(0, str(HERE))
-    import problems as P
+    M = module_of(spec["problem"])
 
     problem, params, peer = spec["problem"], spec["params"], spec["peer"]
     work = Path(spec["workdir"])
@@ -107,7 +137,7 @@ def run_cell(spec):
     signal.alarm(int(spec["cap"]))
     t0 = time.perf_counter()
     try:
-        cell = P.BUILDERS[peer](problem, params, inputs)
+        cell = M.builder(peer, problem)(problem, params, inputs)
     except CapExceeded:
         return {"status": "cap", "derive": time.perf_counter() - t0}
     finally:
@@ -132,6 +162,11 @@ def run_cell(spec):
     if "sg" in peer:
         import symgrad
         out["sg_path"] = str(Path(symgrad.__file__).parent)
+        try:
+            from symgrad.codegen import threads
+            out["threads"] = threads.settings()
+        except ImportError:
+            pass
     return out
 
 
@@ -184,13 +219,13 @@ def fmt_us(v):
 
 
 def plan(args):
-    import problems as P
     sel = []
     for problem in args.problems:
-        for label, params in P.SIZES[problem]:
-            if args.quick and label not in P.QUICK[problem]:
+        M = module_of(problem)
+        for size, params in M.SIZES[problem]:
+            if args.quick and size not in M.QUICK[problem]:
                 continue
-            sel.append((problem, label, params))
+            sel.append((problem, size, params))
     return sel
 
 
@@ -203,11 +238,16 @@ def derive_scales_with_size(peer, problem):
 
 
 def static_skip(peer, problem, params, args):
-    import problems as P
-    if peer == "casadi-mx" and problem not in MX_PROBLEMS:
+    import hessians as H
+    M = module_of(problem)
+    if M.builder(peer, problem) is None:
         return "omit"
-    if peer == "casadi-sx" and P.work(problem, params) > SX_MAX_WORK:
-        return (f"skipped: > cap (SX expands to ~{P.work(problem, params):.1e} scalar ops "
+    if peer == "casadi-mx" and problem not in MX_PROBLEMS + H.PROBLEMS:
+        return "omit"
+    if peer in ("pytensor", "sympy") and problem in H.PROBLEMS:
+        return "omit"
+    if peer == "casadi-sx" and M.work(problem, params) > SX_MAX_WORK:
+        return (f"skipped: > cap (SX expands to ~{M.work(problem, params):.1e} scalar ops "
                 f"before differentiation)")
     return None
 
@@ -215,13 +255,17 @@ def static_skip(peer, problem, params, args):
 def main():
     sys.path.insert(0, str(HERE))
     import numpy as np
+    import hessians as H
     import problems as P
 
+    PROBLEMS = P.PROBLEMS + H.PROBLEMS
+    peers_all = all_peers()
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes only (smoke test)")
-    ap.add_argument("--problems", default=",".join(P.PROBLEMS),
-                    help=f"comma list from {','.join(P.PROBLEMS)}")
-    ap.add_argument("--peers", default=",".join(PEERS), help=f"comma list from {','.join(PEERS)}")
+    ap.add_argument("--problems", default=",".join(PROBLEMS),
+                    help=f"comma list from {','.join(PROBLEMS)}")
+    ap.add_argument("--peers", default=",".join(peers_all),
+                    help=f"comma list from {','.join(peers_all)}")
     ap.add_argument("--out", help="also write the markdown to this file")
     ap.add_argument("--json", help="also write the raw results to this file")
     ap.add_argument("--cap", type=float, default=60.0, help="derive cap per cell, seconds")
@@ -237,29 +281,30 @@ def main():
     args.problems = [s for s in args.problems.split(",") if s]
     args.peers = [s for s in args.peers.split(",") if s]
     for s in args.problems:
-        if s not in P.PROBLEMS:
+        if s not in PROBLEMS:
             ap.error(f"unknown problem {s!r}")
     for s in args.peers:
-        if s not in PEERS:
+        if s not in peers_all:
             ap.error(f"unknown peer {s!r}")
     if "torch" not in args.peers:
         print("note: without the torch peer there is no reference gradient to check against",
               file=sys.stderr)
-    peers = [p for p in PEERS if p in args.peers]       # torch first: it writes the reference
+    peers = [p for p in peers_all if p in args.peers]   # torch first: it writes the reference
     core = args.core
     if core is None and hasattr(os, "sched_getaffinity"):
         allowed = sorted(os.sched_getaffinity(0))
         core = 1 if 1 in allowed else allowed[-1]
 
     t_start = time.perf_counter()
-    rows, versions, sg_path = [], {}, None
+    rows, versions, sg_path, thread_settings = [], {}, None, None
     history = {}              # (peer, problem) -> (work, derive s or None if over the cap)
     with tempfile.TemporaryDirectory(prefix="symgrad-bench-") as tmp:
         for problem, label, params in plan(args):
-            work = P.work(problem, params)
+            M = module_of(problem)
+            work = M.work(problem, params)
             cdir = Path(tmp) / f"{problem}-{label}".replace(" ", "_").replace("/", "_")
             cdir.mkdir()
-            inputs = P.make_inputs(problem, params)
+            inputs = M.make_inputs(problem, params)
             np.savez(cdir / "inputs.npz", **inputs)
             for peer in peers:
                 row = {"problem": problem, "size": label, "peer": peer}
@@ -289,6 +334,7 @@ def main():
                 if res["status"] == "ok":
                     versions[peer] = res.get("version")
                     sg_path = res.get("sg_path", sg_path)
+                    thread_settings = res.get("threads", thread_settings)
                     if res.get("derive") is not None:
                         history[(peer, problem)] = (work, res["derive"])
                 elif res["status"] == "cap":
@@ -299,7 +345,7 @@ def main():
                       file=sys.stderr, flush=True)
     total = time.perf_counter() - t_start
 
-    md = render(rows, versions, sg_path, args, core, total)
+    md = render(rows, versions, sg_path, args, core, total, thread_settings)
     print(md)
     if args.out:
         Path(args.out).write_text(md + "\n")
@@ -307,16 +353,22 @@ def main():
         Path(args.json).write_text(json.dumps(rows, indent=1))
 
 
-def render(rows, versions, sg_path, args, core, total):
+def render(rows, versions, sg_path, args, core, total, thread_settings=None):
     import numpy as np
     sgnp = {(r["problem"], r["size"]): r.get("us") for r in rows
             if r["peer"] == "sg-numpy" and r.get("status") == "ok"}
     out = []
-    vers = ", ".join(f"{LABEL[k]} {v}" for k, v in versions.items() if v and k != "sg-torch")
+    vers = ", ".join(f"{label(k)} {v}" for k, v in versions.items()
+                     if v and not (k.startswith("sg-") and k != "sg-numpy"))
     out.append(f"Python {platform.python_version()}, NumPy {np.__version__}; {vers}. "
                f"symgrad from {sg_path}. Each cell: own process, pinned to CPU {core}, "
                f"one thread. Derive cap {args.cap:.0f} s (SymPy {args.sympy_cap:.0f} s). "
-               f"Total wall time {total / 60:.1f} min.")
+               f"Total wall time {total / 60:.1f} min. Load average at the end "
+               f"{os.getloadavg()[0]:.2f}.")
+    out.append("")
+    env = ", ".join(f"{k}={v}" for k, v in THREAD_ENV.items() if k.endswith("THREADS"))
+    out.append(f"Threads: every cell runs with {env}; symgrad's BLAS setting in its cells "
+               f"(codegen/threads.py): {json.dumps(thread_settings, ensure_ascii=False)}.")
     out.append("")
     out.append("| problem | size | peer | derive s | µs/call | ops fwd/grad | × sg-np | "
                "vs torch | note |")
@@ -344,11 +396,49 @@ def render(rows, versions, sg_path, args, core, total):
             note = "derive over the cap" + (" (killed)" if r.get("killed") else "")
         elif st == "error":
             note = "error: " + r.get("error", "")
-        out.append(f"| {r['problem']} | {r['size']} | {LABEL[r['peer']]} | {derive} | {us} | "
+        out.append(f"| {r['problem']} | {r['size']} | {label(r['peer'], r['problem'])} | "
+                   f"{derive} | {us} | "
                    f"{ops} | {ratio} | {check} | {note} |")
+    out.append("")
+    out += wide(rows)
     out.append("")
     out += targets(rows)
     return "\n".join(out)
+
+
+WIDE = {"torch": "torch (eager / torch.func)", "jax": "JAX jit", "numpy": "hand NumPy"}
+
+
+def wide(rows):
+    """µs per call, one row per problem and size, one column per peer (every symgrad
+    backend its own column), the best per row in bold; checks that failed are marked."""
+    peers = [p for p in all_peers() if any(r["peer"] == p for r in rows)]
+    sizes = []
+    for r in rows:
+        if (r["problem"], r["size"]) not in sizes:
+            sizes.append((r["problem"], r["size"]))
+    cells = {(r["problem"], r["size"], r["peer"]): r for r in rows}
+    out = ["µs per call (best in bold; derive s in the long table):", "",
+           "| problem | " + " | ".join(WIDE.get(p) or label(p) for p in peers) + " |",
+           "|---|" + "---:|" * len(peers)]
+    for problem, size in sizes:
+        ok = {p: cells[(problem, size, p)]["us"] for p in peers
+              if cells.get((problem, size, p), {}).get("status") == "ok"
+              and cells[(problem, size, p)].get("err", 0) <= TOLERANCE}
+        best = min(ok.values()) if ok else None
+        row = []
+        for p in peers:
+            r = cells.get((problem, size, p))
+            if r is None:
+                row.append("")
+            elif r.get("status") != "ok":
+                row.append("—")
+            elif p not in ok:
+                row.append(f"{fmt_us(r['us'])} (wrong)")
+            else:
+                row.append(f"**{fmt_us(r['us'])}**" if r["us"] == best else fmt_us(r["us"]))
+        out.append(f"| {problem} {size} | " + " | ".join(row) + " |")
+    return out
 
 
 def targets(rows):
@@ -359,7 +449,7 @@ def targets(rows):
         r = R.get((problem, size, peer))
         return None if r is None else r.get(key)
 
-    lines = ["Issue 6 targets:", "", "| target | figure | met |", "|---|---|---|"]
+    lines = ["Targets (issues 6 and 18):", "", "| target | figure | met |", "|---|---|---|"]
 
     def add(name, fig, ok):
         lines.append(f"| {name} | {fig} | {'n/a' if ok is None else ('yes' if ok else '**no**')} |")
@@ -397,7 +487,52 @@ def targets(rows):
         add("gradient program ≤ 3× forward ops (every problem)",
             f"worst {worst[0]:.2f}× ({worst[1]} {worst[2]}: {worst[3]}/{worst[4]})",
             worst[0] <= 3)
+    lines += issue18_targets(R, sizes, get, add)
     return lines
+
+
+PEER_KINDS = ("torch", "jax", "casadi-sx", "casadi-mx", "pytensor", "sympy")
+
+
+def issue18_targets(R, sizes, get, add):
+    """Issue 18: symgrad's best backend at or below the best peer per row; chain K=1000
+    derived faster than CasADi SX; Hessian rows within 1.1× of hand-written NumPy and ≥ 3×
+    faster than JAX."""
+    import hessians as H
+
+    def best(problem, size, which):
+        found = [(r["us"], peer) for (pr, sz, peer), r in R.items()
+                 if pr == problem and sz == size and which(peer)
+                 and r.get("err", 0) <= TOLERANCE]
+        return min(found) if found else None
+
+    for problem, size in sizes:
+        ours = best(problem, size, lambda p: p.startswith("sg-"))
+        peer = best(problem, size, lambda p: p in PEER_KINDS)
+        if ours and peer:
+            add(f"{problem} {size}: best symgrad ({label(ours[1], problem)}) ≤ best peer "
+                f"({label(peer[1], problem)})",
+                f"{fmt_us(ours[0])} vs {fmt_us(peer[0])} µs ({ours[0] / peer[0]:.2f}×)",
+                ours[0] <= peer[0])
+    d, c = get("chain", "K=1000", "sg-numpy", "derive"), get("chain", "K=1000", "casadi-sx",
+                                                               "derive")
+    if d and c:
+        add("chain K=1000 derived + compiled (numpy) faster than CasADi SX",
+            f"{d:.3f} s vs {c:.3f} s", d < c)
+    for problem, size in sizes:
+        if problem not in H.PROBLEMS:
+            continue
+        ours = best(problem, size, lambda p: p.startswith("sg-"))
+        hand, jax = get(problem, size, "numpy"), get(problem, size, "jax")
+        if ours and hand:
+            add(f"{problem} {size}: symgrad within 1.1× of hand-written NumPy",
+                f"{ours[0] / hand:.2f}× ({fmt_us(ours[0])} vs {fmt_us(hand)} µs)",
+                ours[0] <= 1.1 * hand)
+        if ours and jax:
+            add(f"{problem} {size}: symgrad ≥ 3× faster than JAX's jit",
+                f"{jax / ours[0]:.1f}× ({fmt_us(ours[0])} vs {fmt_us(jax)} µs)",
+                jax >= 3 * ours[0])
+    return []
 
 
 if __name__ == "__main__":

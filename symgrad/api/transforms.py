@@ -22,179 +22,25 @@ back as the same kind of value. Without primals, ``jacobian(f, shapes=...)`` and
 """
 from typing import Any, Callable, Sequence
 
-import numpy
-from ..codegen import compile_function
 from ..core import grad_mode
-from ..core.build import as_tensor, const, is_numeric, naming_captures, torch_module, zeros
+from ..core.build import as_tensor, const, naming_captures, torch_module
 from ..core.graph import Tensor
-from ..core.shapes import fmt_shape, shapes_equal
+from ..core.shapes import fmt_shape
 from ..core.types import Shapes, TensorLike, Wrt
 from ..diff.batching import jacfwd, jacobian_blocks, jacrev, placeholder, reverse_is_cheaper
 from ..diff.forward import forward
-from ..diff.function import substitute
 from ..diff.reverse import backward
-from ..errors import NonScalarOutputError, ShapeError, SymgradError
+from ..errors import NonScalarOutputError, SymgradError
 from ..views.latex import latex_expr
 from .derivative import Block, DerivativeFn
-from ..torchfront.factories import symbolic_sizes
-from .grad import make_inputs, parameters, resolve_wrt
+from .grad import make_inputs, resolve_wrt
+from .primals import Primals, _shape_of, flatten, unflatten
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "Jacobian", "Hessian"]
 
 # Transforms build derivative graphs with gradients enabled whatever the outer mode, as
 # torch.func's do: under sg.no_grad every node would be detached and every derivative 0.
 _grad_enabled = grad_mode.enable_grad()
-
-
-# ----- output structures (tuples, lists and dicts of values) -------------------------------
-
-def flatten(tree):
-    """(leaves, spec): the values in a nest of tuples, lists and dicts, and its shape."""
-    if isinstance(tree, (tuple, list)):
-        leaves, specs = [], []
-        for item in tree:
-            sub, spec = flatten(item)
-            leaves += sub
-            specs.append(spec)
-        return leaves, (type(tree), specs)
-    if isinstance(tree, dict):
-        keys = list(tree)
-        leaves, specs = [], []
-        for k in keys:
-            sub, spec = flatten(tree[k])
-            leaves += sub
-            specs.append(spec)
-        return leaves, (dict, (keys, specs))
-    return [tree], None
-
-
-def unflatten(spec, leaves):
-    it = iter(leaves)
-
-    def build(spec):
-        if spec is None:
-            return next(it)
-        kind, specs = spec
-        if kind is dict:
-            keys, subs = specs
-            return {k: build(s) for k, s in zip(keys, subs)}
-        return kind(build(s) for s in specs)
-    return build(spec)
-
-
-# ----- the kind of the primals ---------------------------------------------------------------
-
-def _shape_of(v):
-    if isinstance(v, Tensor):
-        return v.shape
-    return tuple(int(d) for d in numpy.shape(v))
-
-
-class Primals:
-    """The primals of a transform, their placeholders, and how results go back: substituted
-    (symbolic primals) or computed by compiled code and returned as the primals' kind."""
-
-    def __init__(self, f, what, primals):
-        self.what = what
-        self.values = list(primals)
-        names = _param_names(f, len(primals))
-        for i, v in enumerate(self.values):
-            if not isinstance(v, Tensor) and not is_numeric(v):
-                raise SymgradError(
-                    f"{what}: primal {i} ({names[i]}) is a {type(v).__name__}; pass numbers, "
-                    "NumPy arrays, torch tensors or symbolic Tensors (sg.symbol)")
-        self.placeholders = [placeholder(f"p_{n}_", _shape_of(v))
-                             for n, v in zip(names, self.values)]
-        self.names = names
-        torch = torch_module()
-        if any(isinstance(v, Tensor) for v in self.values):
-            self.kind = "symbolic"
-        elif torch is not None and any(isinstance(v, torch.Tensor) for v in self.values):
-            self.kind = "torch"
-        else:
-            self.kind = "numpy"
-        self.plain = all(isinstance(v, (int, float)) for v in self.values)
-
-    def trace(self, f, has_aux=False):
-        """f on the placeholders: (flat output Tensors, output spec, aux)."""
-        with symbolic_sizes(), naming_captures(f):
-            out = f(*self.placeholders)
-        aux = None
-        if has_aux:
-            if not isinstance(out, (tuple, list)) or len(out) != 2:
-                raise SymgradError(f"{self.what}: has_aux=True needs f to return a pair "
-                                   f"(output, aux), got {type(out).__name__}")
-            out, aux = out
-        leaves, spec = flatten(out)
-        return [as_tensor(o, self.what) for o in leaves], spec, aux
-
-    # ----- results ---------------------------------------------------------------------------
-    def results(self, nodes, shapes, extra=(), extra_values=()):
-        """The values of ``nodes`` (None: zeros of the given shape) at the primals, with the
-        ``extra`` placeholders bound to ``extra_values``."""
-        if self.kind == "symbolic":
-            mapping = {id(p): as_tensor(v, self.what)
-                       for p, v in zip(self.placeholders + list(extra),
-                                       self.values + list(extra_values))}
-            filled = [zeros(s) if n is None else n for n, s in zip(nodes, shapes)]
-            return substitute(filled, mapping)
-        inputs = self.placeholders + list(extra)
-        key = (tuple(map(id, nodes)), tuple(map(id, extra)), tuple(map(tuple, shapes)))
-        compiled = self.__dict__.setdefault("_compiled", {})
-        fn = compiled.get(key)   # vjp_fn, called again, reuses its compiled code
-        if fn is None:
-            fn = compiled[key] = compile_function(
-                list(nodes), inputs, self.kind, self.what.replace(".", "_"),
-                zero_shapes=list(shapes))
-        return [self._convert(v) for v in fn(*self._args(self.values + list(extra_values)))]
-
-    def _args(self, values):
-        torch = torch_module()
-        out = []
-        for v in values:
-            if isinstance(v, bool) or isinstance(v, int):
-                v = float(v)
-            elif torch is not None and isinstance(v, torch.Tensor) and not v.is_floating_point():
-                v = v.to(torch.float64)
-            elif isinstance(v, numpy.ndarray) and not numpy.issubdtype(v.dtype, numpy.floating):
-                v = v.astype(float)
-            out.append(v)
-        return out
-
-    def _convert(self, v):
-        if self.kind == "torch":
-            torch = torch_module()
-            ref = next(p for p in self.values if isinstance(p, torch.Tensor))
-            return torch.as_tensor(v, dtype=ref.dtype if ref.is_floating_point()
-                                   else torch.float64, device=ref.device)
-        if self.plain and numpy.ndim(v) == 0:
-            return float(v)
-        return numpy.asarray(v, dtype=float)
-
-    def check_like(self, values, what, shapes):
-        """``values`` (tangents, cotangents) one per placeholder shape, shapes equal."""
-        if len(values) != len(shapes):
-            raise SymgradError(f"{self.what}: expected {len(shapes)} {what}, got {len(values)}")
-        for i, (v, s) in enumerate(zip(values, shapes)):
-            if not isinstance(v, Tensor) and not is_numeric(v):
-                raise SymgradError(f"{self.what}: {what}[{i}] is a {type(v).__name__}; pass "
-                                   "numbers, arrays, torch tensors or symbolic Tensors")
-            got = _shape_of(v)
-            if not shapes_equal(tuple(got), tuple(s)):
-                raise ShapeError(f"{self.what}: {what}[{i}] has shape {fmt_shape(got)} but "
-                                 f"must have the shape {fmt_shape(s)} of "
-                                 f"{self._of(what, i)}")
-
-    def _of(self, what, i):
-        return f"primals[{i}] ({self.names[i]})" if what == "tangents" else f"output {i}"
-
-
-def _param_names(f, n):
-    try:
-        names = [p.name for p in parameters(f)]
-    except SymgradError:
-        names = []
-    return [names[i] if i < len(names) else f"arg{i}" for i in range(n)]
 
 
 def _as_tuple(x):
@@ -241,24 +87,32 @@ def vjp(f: Callable[..., Any], *primals: TensorLike,
     if not primals:
         _no_primals("sg.vjp", "jacobian")
     p = Primals(f, "sg.vjp", primals)
-    outs, spec, aux = p.trace(f, has_aux)
-    out_values = unflatten(spec, p.results(outs, [o.shape for o in outs]))
-    cts = [placeholder("ct", o.shape) for o in outs]
+    return p.cached(("vjp",), lambda: _vjp_plan(p, has_aux), has_aux)
+
+
+def _vjp_plan(p, has_aux):
+    outs, spec, aux = p.trace(p.f, has_aux)
+    out_shapes = [o.shape for o in outs]
+    cts = [placeholder("ct", s) for s in out_shapes]
     grads = backward(outs, cts, p.placeholders)
     shapes = [x.shape for x in p.placeholders]
 
-    @_grad_enabled
-    def vjp_fn(cotangents):
-        flat, cspec = flatten(cotangents)
-        if cspec != spec and not (spec is None and len(flat) == 1):
-            raise SymgradError(f"sg.vjp: the cotangents must have the structure of the "
-                               f"output ({len(outs)} value(s)), got {len(flat)} value(s)")
-        p.check_like(flat, "cotangents", [o.shape for o in outs])
-        return tuple(p.results(grads, shapes, cts, flat))
+    def finish(q):
+        out_values = unflatten(spec, q.results(outs, out_shapes))
 
-    vjp_fn.__doc__ = "The vector-Jacobian product at the primals: one gradient per primal."
-    result = (out_values, vjp_fn)
-    return result + (_aux(p, aux),) if has_aux else result
+        @_grad_enabled
+        def vjp_fn(cotangents):
+            flat, cspec = flatten(cotangents)
+            if cspec != spec and not (spec is None and len(flat) == 1):
+                raise SymgradError(f"sg.vjp: the cotangents must have the structure of the "
+                                   f"output ({len(outs)} value(s)), got {len(flat)} value(s)")
+            q.check_like(flat, "cotangents", out_shapes)
+            return tuple(q.results(grads, shapes, cts, flat))
+
+        vjp_fn.__doc__ = "The vector-Jacobian product at the primals: one gradient per primal."
+        result = (out_values, vjp_fn)
+        return result + (_aux(q, aux),) if has_aux else result
+    return finish
 
 
 def _with_tangents(f, primals, tangents, what, alternative):
@@ -272,7 +126,8 @@ def _with_tangents(f, primals, tangents, what, alternative):
     if len(tans) != len(prim):
         raise SymgradError(f"{what}: {len(prim)} primal(s) but {len(tans)} tangent(s); give "
                            "one tangent per primal, of its shape")
-    p.check_like(tans, "tangents", [x.shape for x in p.placeholders])
+    p.check_like(tans, "tangents", [_shape_of(v) for v in p.values])
+    p.tangents = tans
     return p, tans, is_tuple
 
 
@@ -285,13 +140,20 @@ def jvp(f: Callable[..., Any], primals: TensorLike | Sequence[TensorLike],
     forward sweep with the rules' JVP formulas. With ``has_aux``: ``(output, tangent_out,
     aux)``. ``strict`` is accepted for compatibility."""
     p, tans, _ = _with_tangents(f, primals, tangents, "sg.jvp", "jacobian")
-    outs, spec, aux = p.trace(f, has_aux)
+    return p.cached(("jvp",), lambda: _jvp_plan(p, has_aux), has_aux)
+
+
+def _jvp_plan(p, has_aux):
+    outs, spec, aux = p.trace(p.f, has_aux)
     tph = [placeholder("tan", x.shape) for x in p.placeholders]
     touts = forward(outs, p.placeholders, tph)
     shapes = [o.shape for o in outs]
-    values = p.results(outs + touts, shapes + shapes, tph, tans)
-    result = (unflatten(spec, values[:len(outs)]), unflatten(spec, values[len(outs):]))
-    return result + (_aux(p, aux),) if has_aux else result
+
+    def finish(q):
+        values = q.results(outs + touts, shapes + shapes, tph, q.tangents)
+        result = (unflatten(spec, values[:len(outs)]), unflatten(spec, values[len(outs):]))
+        return result + (_aux(q, aux),) if has_aux else result
+    return finish
 
 
 def _aux(p, aux):
@@ -326,15 +188,24 @@ def jacobian(f: Callable[..., Any], *primals: TensorLike,
                            "sg.jacobian(f, shapes=...); with primals their shapes are used")
     p = Primals(f, "sg.jacobian", primals)
     sel, single = _selection(argnums, wrt, len(primals), "sg.jacobian")
-    outs, spec, aux = p.trace(f, has_aux)
+    return p.cached(("jacobian", tuple(sel), single, mode),
+                    lambda: _jacobian_plan(p, sel, single, mode, has_aux), has_aux)
+
+
+def _jacobian_plan(p, sel, single, mode, has_aux):
+    outs, spec, aux = p.trace(p.f, has_aux)
     xs = [p.placeholders[i] for i in sel]
     blocks = jacobian_blocks(outs, xs, mode)
     flat = [b for row in blocks for b in row]
     shapes_ = [o.shape + x.shape for o in outs for x in xs]
-    values = p.results(flat, shapes_)
-    per_out = [values[k * len(xs):(k + 1) * len(xs)] for k in range(len(outs))]
-    result = unflatten(spec, [row[0] if single else tuple(row) for row in per_out])
-    return (result, _aux(p, aux)) if has_aux else result
+    n, m = len(outs), len(xs)
+
+    def finish(q):
+        values = q.results(flat, shapes_)
+        per_out = [values[k * m:(k + 1) * m] for k in range(n)]
+        result = unflatten(spec, [row[0] if single else tuple(row) for row in per_out])
+        return (result, _aux(q, aux)) if has_aux else result
+    return finish
 
 
 def _hessian_blocks(outs, xs):
@@ -366,18 +237,27 @@ def hessian(f: Callable[..., Any], *primals: TensorLike,
                            "sg.hessian(f, shapes=...); with primals their shapes are used")
     p = Primals(f, "sg.hessian", primals)
     sel, single = _selection(argnums, wrt, len(primals), "sg.hessian")
-    outs, spec, aux = p.trace(f, has_aux)
+    return p.cached(("hessian", tuple(sel), single),
+                    lambda: _hessian_plan(p, sel, single, has_aux), has_aux)
+
+
+def _hessian_plan(p, sel, single, has_aux):
+    outs, spec, aux = p.trace(p.f, has_aux)
     xs = [p.placeholders[i] for i in sel]
     h = _hessian_blocks(outs, xs)
     flat = [b for out in h for row in out for b in row]
     shapes_ = [o.shape + a.shape + b.shape for o in outs for a in xs for b in xs]
-    it = iter(p.results(flat, shapes_))
-    per_out = []
-    for _ in outs:
-        rows = tuple(tuple(next(it) for _ in xs) for _ in xs)
-        per_out.append(rows[0][0] if single else rows)
-    result = unflatten(spec, per_out)
-    return (result, _aux(p, aux)) if has_aux else result
+    n, m = len(outs), len(xs)
+
+    def finish(q):
+        it = iter(q.results(flat, shapes_))
+        per_out = []
+        for _ in range(n):
+            rows = tuple(tuple(next(it) for _ in range(m)) for _ in range(m))
+            per_out.append(rows[0][0] if single else rows)
+        result = unflatten(spec, per_out)
+        return (result, _aux(q, aux)) if has_aux else result
+    return finish
 
 
 @_grad_enabled
@@ -387,7 +267,11 @@ def hvp(f: Callable[..., Any], primals: TensorLike | Sequence[TensorLike],
     ``f`` at ``primals`` times ``tangents``, one result per primal (a tuple when the
     primals are), by a forward sweep over the reverse-mode gradient."""
     p, tans, is_tuple = _with_tangents(f, primals, tangents, "sg.hvp", "hessian")
-    outs, spec, _ = p.trace(f)
+    return p.cached(("hvp", is_tuple), lambda: _hvp_plan(p, is_tuple))
+
+
+def _hvp_plan(p, is_tuple):
+    outs, spec, _ = p.trace(p.f)
     if spec is not None or outs[0].shape:
         shape = "several outputs" if spec is not None else f"shape {fmt_shape(outs[0].shape)}"
         raise NonScalarOutputError(f"sg.hvp: f returns {shape}; a Hessian-vector product "
@@ -399,9 +283,14 @@ def hvp(f: Callable[..., Any], primals: TensorLike | Sequence[TensorLike],
     hv = iter(forward(live, p.placeholders, tph))
     nodes = [None if g is None else next(hv) for g in grads]
     shapes = [x.shape for x in p.placeholders]
-    values = p.results(outs + nodes, [outs[0].shape] + shapes, tph, tans)
-    out, rest = values[0], values[1:]
-    return out, (tuple(rest) if is_tuple else rest[0])
+    nodes = outs + nodes
+    shapes = [outs[0].shape] + shapes
+
+    def finish(q):
+        values = q.results(nodes, shapes, tph, q.tangents)
+        out, rest = values[0], values[1:]
+        return out, (tuple(rest) if is_tuple else rest[0])
+    return finish
 
 
 # ----- Jacobian and Hessian objects ------------------------------------------------------------
@@ -496,6 +385,11 @@ class _Transformed(DerivativeFn):
         ``(value, blocks)``; it runs NumPy or torch code only."""
         flat = super().compile(backend, with_value)
         structure, spec = self._structure, self.spec
+        if spec is None and self.single and not with_value:
+            def nested(*args):      # one output, one block: no structure to rebuild
+                return flat(*args)[0]
+            nested.__name__, nested.__doc__ = flat.__name__, flat.__doc__
+            return nested
 
         def nested(*args):
             result = flat(*args)

@@ -12,6 +12,10 @@ import re
 import threading
 
 import sympy
+# SymPy imports sympy.tensor (and with it sympy.combinatorics) on the first Add it builds,
+# ~16 ms; the first statement template would otherwise pay it inside the first gradient
+# function a program derives (it was most of that function's ~20 ms).
+import sympy.tensor.tensor  # noqa: F401
 
 from .graph import topo_order
 from .opdef import OPS
@@ -31,7 +35,7 @@ def placeholder(i):
 class Template:
     """A printed statement with holes for operand names."""
 
-    __slots__ = ("pieces", "repeated", "preamble")
+    __slots__ = ("pieces", "repeated", "preamble", "_format", "_holes")
 
     def __init__(self, text, preamble=None):
         self.preamble = preamble or {}   # helper definitions the text calls (_softmax)
@@ -39,9 +43,14 @@ class Template:
         self.pieces = [(int(p[5:]) if i % 2 else p) for i, p in enumerate(parts)]
         holes = [p for p in self.pieces if isinstance(p, int)]
         self.repeated = {h for h in holes if holes.count(h) > 1}
+        # one %-format per template: filling it is one C call (long programs fill one
+        # template per statement)
+        self._format = "".join("%s" if isinstance(p, int) else p.replace("%", "%%")
+                               for p in self.pieces)
+        self._holes = tuple(holes)
 
     def fill(self, names):
-        return "".join(names[p] if isinstance(p, int) else p for p in self.pieces)
+        return self._format % tuple([names[h] for h in self._holes])
 
 
 def _inlinable(node, pos):
@@ -96,11 +105,17 @@ class TemplateCache:
         return Template(text, needs)
 
     def template(self, node, names):
-        inline = tuple(i.attrs["value"] if n is None else None
-                       for i, n in zip(node.inputs, names))
-        key = (node.op, OPS[node.op].template_key(node.params), inline)
+        if None in names:
+            inline = tuple(i.attrs["value"] if n is None else None
+                           for i, n in zip(node.inputs, names))
+        else:
+            inline = len(names)
+        key = (node.op, node.params if OPS[node.op].key_params is None
+               else OPS[node.op].template_key(node.params), inline)
         tpl = self.cache.get(key)
         if tpl is None:
+            if isinstance(inline, int):
+                inline = (None,) * inline
             operands = [placeholder(i) if v is None else
                         _as_float(node, i, v) if self.float_constants else v
                         for i, v in enumerate(inline)]
@@ -126,29 +141,33 @@ class Program:
         self.statements = []
         self.arrays = {}
         counter = 0
+        statements = self.statements
+        clash = any(n.startswith(prefix) for n in taken)
         for node in topo_order(outputs):
-            if id(node) in names:
+            nid = id(node)
+            if nid in names:
                 continue
-            if node.is_symbol:
-                names[id(node)] = input_name(node)
+            op = node.op
+            if op == "symbol":
+                names[nid] = input_name(node)
                 continue
-            if node.is_array:
+            if op == "array":
                 k = len(self.arrays)
                 name = array_name(node, k) if array_name else f"{prefix}c{k}"
-                names[id(node)] = name
+                names[nid] = name
                 self.arrays[name] = node.attrs["value"].array
                 continue
-            operand_names = [None if _inlinable(node, k) else names[id(i)]
+            operand_names = [None if i.op == "const" and _inlinable(node, k) else names[id(i)]
                              for k, i in enumerate(node.inputs)]
-            if node.is_const and not node.shape:
+            if op == "const" and not node.shape:
                 continue
             name = f"{prefix}{counter}"
-            while name in taken:
+            while clash and name in taken:
                 counter += 1
                 name = f"{prefix}{counter}"
             counter += 1
-            names[id(node)] = name
-            self.statements.append((name, node, operand_names))
+            names[nid] = name
+            statements.append((name, node, operand_names))
         self.names = names
 
     def name_of(self, node):

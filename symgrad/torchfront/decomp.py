@@ -11,6 +11,7 @@ from ..core import ops as sgo
 from ..core.build import zeros
 from ..core.ops import decomp as dec
 from ..core.ops.indexing import Slice, index
+from ..core.structure import triangle
 from ..errors import ParameterError
 from .dispatch import (rank_of, refuse, reject, shape_of,
                        torch_op, unsupported)
@@ -136,6 +137,11 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
 def _gram_inverse_factor(L, upper):
     """C with C Cᵀ = L Lᵀ (Uᵀ U when ``upper``), its product taken over the whole of L as
     torch's gradient does, so solves with L Lᵀ become two triangular solves with C."""
+    if triangle(L) == ("upper" if upper else "lower"):
+        # triangular by construction (a Cholesky factor, tril/triu): L itself is C, the
+        # gradient over its other triangle is zero anyway (it is no input), and the solves
+        # need no second factorisation
+        return _mT(L) if upper else L
     gram = sgo.matmul(_mT(L), L) if upper else sgo.matmul(L, _mT(L))
     return sgo.cholesky(gram)
 

@@ -18,6 +18,7 @@ class Backend:
     scatter_in_place = True  # gradient slices are written into a zeros buffer in place
     arrays_on_entry = False  # captured arrays are converted when the function starts
     converts_first = False   # every argument is converted before any is checked
+    blas_threads = False     # runs NumPy's BLAS: compiling applies ``codegen.threads``
 
     def __init__(self):
         self._templates = None

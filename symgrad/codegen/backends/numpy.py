@@ -49,6 +49,7 @@ class NumpyBackend(Backend):
     name = "numpy"
     modules = ("math", "numpy")
     scalar_backend = "math"
+    blas_threads = True
     argument_helper = (
         "def _real_array(value, name):\n"
         "    array = numpy.asarray(value)\n"

@@ -413,8 +413,25 @@ _SOLVE_TORCH = ("def _torch_linalg_solve(a, b):\n"
                 + ")') from None")
 
 
+def _solve_structured(inputs, attrs, shape):
+    """A solve against a matrix that is triangular by construction (a Cholesky factor,
+    tril/triu, their transposes: ``core.structure``) is a triangular solve: O(n²) per
+    column instead of an LU factorisation, and its gradients are triangular solves too."""
+    from ..structure import triangle
+    a, b = inputs
+    side = triangle(a)
+    if side is None:
+        return None
+    from .decomp import solve_triangular
+    upper = side == "upper"
+    if len(b.shape) == 1:
+        return shape_ops.squeeze(solve_triangular(a, shape_ops.unsqueeze(b, -1), upper=upper),
+                                 -1)
+    return solve_triangular(a, b, upper=upper)
+
+
 @defop("solve", ("a", "b"), shape=_solve_shape, text="solve({a}, {b})",
-       latex_precedence="Mul",
+       latex_precedence="Mul", simplify=_solve_structured,
        latex="{a:pow}^{{-1}} {b:mul}", numpy=_checked("numpy.linalg.solve", SINGULAR, "numpy"),
        torch=("_torch_linalg_solve({a}, {b})", {"_torch_linalg_solve": _SOLVE_TORCH}),
        matrix=lambda m, node, a, b: m.mm(m.inv(a), b),

@@ -1,0 +1,30 @@
+"""Structure a node has by construction, which code can exploit: a matrix that is
+triangular because an op made it so (a Cholesky factor, ``tril``/``triu``, the matrix
+transpose of one of those). A solve against such a matrix is a triangular solve (O(n²) per
+right-hand side after no factorisation) instead of a general LU solve."""
+
+
+def _swaps_last_two(node):
+    """Whether ``node`` is a transpose exchanging the last two axes and nothing else."""
+    if node.op != "transpose" or len(node.shape) < 2:
+        return False
+    axes = node.attrs.get("axes")
+    n = len(node.shape)
+    return tuple(axes) == tuple(range(n - 2)) + (n - 1, n - 2)
+
+
+def triangle(node):
+    """"lower" or "upper" when every matrix of ``node`` (..., n, n) is zero above or below
+    its diagonal by construction, else None."""
+    if len(node.shape) < 2:
+        return None
+    if node.op == "cholesky":
+        return "lower"
+    if node.op == "tril" and node.attrs["k"] <= 0:
+        return "lower"
+    if node.op == "triu" and node.attrs["k"] >= 0:
+        return "upper"
+    if _swaps_last_two(node):
+        inner = triangle(node.inputs[0])
+        return {"lower": "upper", "upper": "lower"}.get(inner)
+    return None

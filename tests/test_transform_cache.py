@@ -1,0 +1,191 @@
+"""sg.hessian(f, x) and the other transforms at concrete primals keep their traced and
+compiled program per input signature (symgrad/api/cache.py): a second call with the same
+signature does not trace ``f`` again, other shapes, dtypes, kinds, closure values and
+globals do, and dropped functions release their entries."""
+import gc
+
+import numpy as np
+import pytest
+import torch
+
+import symgrad as sg
+from symgrad.api import cache
+
+SCALE = 2.0
+
+
+class Count:
+    """A trace counter (an object: the cache guards it by identity, not by value)."""
+
+    def __init__(self):
+        self.n = 0
+
+    def append(self, _):
+        self.n += 1
+
+    def __len__(self):
+        return self.n
+
+
+def counted(body):
+    """f that counts how often it is traced."""
+    calls = Count()
+
+    def f(x, y):
+        calls.append(1)
+        return body(x, y)
+    return f, calls
+
+
+def quartic(x, y):
+    return sg.sum(sg.tanh(x) * x ** 2) * sg.sum(y * y) + sg.sum(x * y)
+
+
+def quartic_ref(x, y):
+    return torch.sum(torch.tanh(x) * x ** 2) * torch.sum(y * y) + torch.sum(x * y)
+
+
+TRANSFORMS = {
+    "hessian": lambda f, x, y: sg.hessian(f, x, y, argnums=(0, 1)),
+    "jacobian": lambda f, x, y: sg.jacobian(f, x, y, argnums=(0, 1)),
+    "hvp": lambda f, x, y: sg.hvp(f, (x, y), (y, x)),
+    "vjp": lambda f, x, y: sg.vjp(f, x, y)[1](1.5),
+    "jvp": lambda f, x, y: sg.jvp(f, (x, y), (y, x)),
+}
+
+REFS = {
+    "hessian": lambda x, y: torch.func.hessian(quartic_ref, argnums=(0, 1))(x, y),
+    "jacobian": lambda x, y: torch.func.jacrev(quartic_ref, argnums=(0, 1))(x, y),
+    "hvp": lambda x, y: torch.autograd.functional.hvp(quartic_ref, (x, y), (y, x)),
+    "vjp": lambda x, y: torch.func.vjp(quartic_ref, x, y)[1](torch.tensor(1.5, dtype=x.dtype)),
+    "jvp": lambda x, y: torch.func.jvp(quartic_ref, (x, y), (y, x)),
+}
+
+
+def flat(v):
+    if isinstance(v, (tuple, list)):
+        return [a for item in v for a in flat(item)]
+    return [np.asarray(v.detach() if isinstance(v, torch.Tensor) else v, dtype=float)]
+
+
+@pytest.mark.parametrize("name", sorted(TRANSFORMS))
+def test_second_call_reuses_the_trace_and_matches_torch_at_new_values(name):
+    f, calls = counted(quartic)
+    rng = np.random.default_rng(0)
+    for k in range(3):
+        x, y = rng.normal(size=3), rng.normal(size=3)
+        got = TRANSFORMS[name](f, x, y)
+        ref = REFS[name](torch.tensor(x), torch.tensor(y))
+        for a, b in zip(flat(got), flat(ref)):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    assert len(calls) == 1
+
+
+def test_other_shapes_dtypes_and_kinds_trace_again():
+    f, calls = counted(quartic)
+    x = np.ones(3)
+    sg.hessian(f, x, x)
+    sg.hessian(f, x, x)
+    assert len(calls) == 1
+    sg.hessian(f, np.ones(4), np.ones(4))
+    assert len(calls) == 2
+    h32 = sg.hessian(f, x.astype(np.float32), x.astype(np.float32))
+    assert len(calls) == 3 and h32.shape == (3, 3)
+    t = sg.hessian(f, torch.ones(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64))
+    assert len(calls) == 4 and isinstance(t, torch.Tensor)
+    sg.hessian(f, x, x, argnums=1)
+    assert len(calls) == 5
+
+
+def test_scalars_keep_their_python_kind():
+    f, calls = counted(lambda x, y: sg.sin(x) * y)
+    assert isinstance(sg.hessian(f, 0.3, 0.4), float)
+    h = sg.hessian(f, 0.5, 0.4)
+    assert isinstance(h, float) and h == pytest.approx(-np.sin(0.5) * 0.4)
+    assert len(calls) == 1
+    assert sg.hessian(f, np.float64(0.5), 0.4) == pytest.approx(h)
+    assert len(calls) == 2
+
+
+def make_scaled(c):
+    return lambda x: sg.sum(c * x ** 3)
+
+
+def test_closures_capturing_different_values_are_different_functions():
+    x = np.array([1.0, 2.0])
+    assert np.allclose(sg.hessian(make_scaled(2.0), x), np.diag(12 * x))
+    assert np.allclose(sg.hessian(make_scaled(3.0), x), np.diag(18 * x))
+
+
+def test_a_changed_closure_cell_or_global_is_a_new_entry():
+    global SCALE
+    c = 2.0
+
+    def f(x):
+        return sg.sum(c * SCALE * x ** 3)
+    x = np.array([1.0, 2.0])
+    assert np.allclose(sg.hessian(f, x), np.diag(24 * x))
+    c = 3.0
+    assert np.allclose(sg.hessian(f, x), np.diag(36 * x))
+    try:
+        SCALE = 1.0
+        assert np.allclose(sg.hessian(f, x), np.diag(18 * x))
+    finally:
+        SCALE = 2.0
+
+
+def test_in_place_changes_of_captured_small_arrays_and_tensors_are_seen():
+    a = np.array([1.0, 2.0])
+    t = torch.tensor([1.0, 2.0], dtype=torch.float64)
+
+    def f(x):
+        return sg.sum(a * x ** 2) + sg.sum(t * x ** 2)
+    x = np.ones(2)
+    assert np.allclose(sg.hessian(f, x), np.diag(2 * (a + t.numpy())))
+    a *= 3
+    assert np.allclose(sg.hessian(f, x), np.diag(2 * (a + t.numpy())))
+    t.mul_(5)
+    assert np.allclose(sg.hessian(f, x), np.diag(2 * (a + t.numpy())))
+
+
+def test_dropped_functions_release_their_entries():
+    gc.collect()
+    before = cache.size()
+    for k in range(10):
+        sg.hessian(lambda x: sg.sum(x ** 4) * k, np.ones(2))
+    gc.collect()
+    assert cache.size() == before
+
+
+def test_the_cache_is_bounded():
+    keep = [make_scaled(float(k)) for k in range(cache.MAX_ENTRIES + 20)]
+    for f in keep:
+        sg.jacobian(f, np.ones(2))
+    assert cache.size() <= cache.MAX_ENTRIES
+
+
+def test_has_aux_and_symbolic_primals_trace_every_call():
+    calls = Count()
+
+    def f(x):
+        calls.append(1)
+        return sg.sum(x ** 3), {"n": len(calls)}
+    x = np.ones(2)
+    assert sg.jacobian(f, x, has_aux=True)[1] == {"n": 1}
+    assert sg.jacobian(f, x, has_aux=True)[1] == {"n": 2}
+    g, gcalls = counted(quartic)
+    s = sg.symbol("s", (3,))
+    sg.hessian(g, s, s)
+    sg.hessian(g, s, s)
+    assert len(gcalls) == 2
+
+
+def test_errors_at_cached_signatures_are_still_raised():
+    f, _ = counted(quartic)
+    x = np.ones(3)
+    sg.hvp(f, (x, x), (x, x))
+    with pytest.raises(sg.ShapeError, match=r"primals\[1\] \(y\)"):
+        sg.hvp(f, (x, x), (x, np.ones(4)))
+    _, vjp_fn = sg.vjp(f, x, x)
+    with pytest.raises(sg.ShapeError):
+        vjp_fn(np.ones(2))
