@@ -24,6 +24,7 @@ import functools
 import threading
 import types
 import weakref
+from typing import Any
 
 import numpy
 
@@ -32,8 +33,8 @@ from ..core.build import torch_module
 MAX_ENTRIES = 128
 SMALL_ARRAY = 256          # captured arrays up to this many elements are guarded by value
 
-_plans = collections.OrderedDict()   # key -> (weakref to f, plan)
-_keys_of = {}                        # id(f) -> set of keys
+_plans: collections.OrderedDict[Any, Any] = collections.OrderedDict()  # key -> (ref to f, plan)
+_keys_of: dict[int, set[Any]] = {}   # id(f) -> set of keys
 _lock = threading.RLock()
 
 
@@ -53,7 +54,7 @@ def signature(values):
     """A hashable description of the primals, or None when one is not a number, a NumPy
     array or a torch tensor (symbolic Tensors are substituted, not compiled)."""
     torch = torch_module()
-    out = []
+    out: list[Any] = []
     for v in values:
         t = type(v)
         if t is float or t is int or t is bool:

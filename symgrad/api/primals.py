@@ -1,6 +1,8 @@
 """The primals of a transform at concrete or symbolic values: placeholders traced in their
 place, the plan (traced graph and compiled code) kept per input signature (``api.cache``),
 and the conversion of results back to the primals' kind. Used by ``api.transforms``."""
+from typing import Any
+
 import numpy
 
 from ..codegen import compile_function
@@ -62,6 +64,9 @@ def _shape_of(v):
 class Primals:
     """The primals of a transform, their placeholders, and how results go back: substituted
     (symbolic primals) or computed by compiled code and returned as the primals' kind."""
+
+    plan: Any = None        # the cached trace and compiled code for this signature
+    tangents: Any = None    # a jvp's tangents, as given
 
     def __init__(self, f, what, primals):
         self.what = what

@@ -386,10 +386,10 @@ class _Transformed(DerivativeFn):
         flat = super().compile(backend, with_value)
         structure, spec = self._structure, self.spec
         if spec is None and self.single and not with_value:
-            def nested(*args):      # one output, one block: no structure to rebuild
+            def single(*args):      # one output, one block: no structure to rebuild
                 return flat(*args)[0]
-            nested.__name__, nested.__doc__ = flat.__name__, flat.__doc__
-            return nested
+            single.__name__, single.__doc__ = flat.__name__, flat.__doc__
+            return single
 
         def nested(*args):
             result = flat(*args)

@@ -14,9 +14,6 @@ from ..errors import NotDifferentiableError, RuleError
 from .formula import Formula, compile_formula, formula_functions
 
 NON_DIFFERENTIABLE = "non_differentiable"
-# libyaml's loader when PyYAML has it: the same nodes and line marks, ten times faster
-# (20 ms of symgrad's import with the pure-Python one)
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class NotImplementedGradient:
@@ -169,7 +166,9 @@ def parse_rules(text, file):
     """Rules from one file's text; raises RuleError with file and line on any problem."""
     import yaml   # here, not at import: the rule files are read on first use
     try:
-        root = yaml.compose(text, Loader=_LOADER)
+        # libyaml's loader when PyYAML has it: the same nodes and line marks, ten times
+        # faster than the pure-Python one
+        root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         line = mark.line + 1 if mark else "?"
