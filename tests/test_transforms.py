@@ -671,3 +671,15 @@ def test_no_sympy_traceback_in_transform_errors():
         with pytest.raises(sg.SymgradError) as e:
             call()
         assert "sympy" not in str(e.value).lower()
+
+
+def test_hessian_source_returns_the_nested_layout_of_compile():
+    H = sg.hessian(lambda x, y: sg.sum(x * y) ** 2, shapes={"x": (2,), "y": (2,)})
+    namespace = {}
+    exec(H.source(), namespace)      # noqa: S102 - our own generated code
+    x, y = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    got, want = namespace["hessian_f"](x, y), H.compile()(x, y)
+    assert len(got) == 2 and all(len(row) == 2 for row in got)
+    for i in range(2):
+        for j in range(2):
+            np.testing.assert_allclose(got[i][j], want[i][j])

@@ -402,6 +402,36 @@ class _Transformed(DerivativeFn):
         return nested
 
 
+    def source(self, backend: str = "numpy", with_value: bool = False) -> str:
+        """Standalone source of ``compile(backend)``: the blocks in the same nested layout
+        as calling this object (a function over the flat one the code generator prints)."""
+        flat = super().source(backend, with_value)
+        name = self._func_name()
+        count = len(self._blocks())
+        layout = unflatten(self.spec, self._structure(list(range(count))))
+        if self.spec is None and self.single and not with_value:
+            layout = 0
+        body = _layout_text(layout)
+        flat = flat.replace(f"def {name}(", f"def _{name}_flat(", 1)
+        result = f"_v, ({body})" if with_value else body
+        unpack = "_v, _r" if with_value else "_r"
+        return (flat.rstrip("\n") + f"\n\n\ndef {name}(*args):\n"
+                f"    {unpack} = _{name}_flat(*args)\n    return {result}\n")
+
+
+def _layout_text(layout):
+    """Python text rebuilding a nest of tuples, lists and dicts of block indices from the
+    flat result ``_r``."""
+    if isinstance(layout, int):
+        return f"_r[{layout}]"
+    if isinstance(layout, dict):
+        return "{" + ", ".join(f"{k!r}: {_layout_text(v)}" for k, v in layout.items()) + "}"
+    items = [_layout_text(v) for v in layout]
+    if isinstance(layout, list):
+        return "[" + ", ".join(items) + "]"
+    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+
 class Jacobian(_Transformed):
     """The Jacobian of ``f`` as formulas, matrix-notation text, LaTeX, a program and
     compiled code (``sg.jacobian(f, shapes=...)``). Block ``d f/d x`` has shape

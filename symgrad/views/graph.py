@@ -3,7 +3,9 @@ as PyTorch users draw it) and ``to_dot`` (Graphviz). Both walk the ``grad_fn`` o
 through their public face (``name()``, ``next_functions``), iteratively, and expand a
 function reached twice only once, so the output is linear in the size of the graph.
 """
+import os
 import shutil
+from typing import IO, Any
 
 from ..core.graph import Tensor
 from ..core.shapes import fmt_shape
@@ -61,7 +63,7 @@ def graph_text(y):
     return "\n".join(lines)
 
 
-def print_graph(y, file=None):
+def print_graph(y: Any, file: IO[str] | None = None) -> None:
     """Print the backward graph of ``y`` (a Tensor or a grad_fn) as an indented tree, as
     PyTorch users draw it; a function reached twice is expanded once."""
     print(graph_text(y), file=file)
@@ -71,12 +73,14 @@ def _quote(text):
     return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def to_dot(y, filename=None):
+def to_dot(y: Any, filename: str | os.PathLike[str] | None = None) -> str:
     """Graphviz DOT text of the backward graph of ``y``; with ``filename`` also write it:
     ``.dot``/``.gv`` as text, ``.png``/``.svg``/``.pdf`` rendered by Graphviz (needs the
     ``graphviz`` package and the ``dot`` program)."""
     root = _root(y)
-    ids, lines, edges = {}, [], []
+    ids: dict[int, str] = {}
+    lines: list[str] = []
+    edges: list[Any] = []
     stack = [root]
     while stack:
         fn = stack.pop()
