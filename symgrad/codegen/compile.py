@@ -20,6 +20,8 @@ def compile_function(outputs, inputs, backend, func_name="gradient", with_value=
     """``outputs`` as a function of ``inputs`` for ``backend`` (a name), compiled; see
     ``build_source``. Its captured arrays live in its own namespace and die with it."""
     target = backend_named(backend)
+    if hasattr(target, "compile_function"):   # a backend with its own pipeline (numba)
+        return target.compile_function(outputs, inputs, func_name, with_value, zero_shapes)
     src, arrays = build_source(outputs, inputs, target, func_name, with_value, zero_shapes,
                                standalone=False, lazy_fallback=True)
     namespace = target.namespace()
@@ -37,6 +39,9 @@ def compile_function(outputs, inputs, backend, func_name="gradient", with_value=
 
 def source(outputs, inputs, backend, func_name="gradient", with_value=None, zero_shapes=None):
     """Standalone source of the function (imports its backend's modules only)."""
+    target = backend_named(backend)
+    if hasattr(target, "source"):
+        return target.source(outputs, inputs, func_name, with_value, zero_shapes)
     src, _ = build_source(outputs, inputs, backend_named(backend), func_name, with_value,
                           zero_shapes)
     return src
