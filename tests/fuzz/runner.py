@@ -134,7 +134,7 @@ def check_views(program, seed):
 
 
 def run_one(seed, max_steps=5, trials=2, timeout=120, first_op=None, names=True,
-            edges=True, views=True):
+            edges=True, views=True, backends=("numpy", "torch")):
     """Generate the program of ``seed`` and check it against torch.autograd (see the
     module docstring for what ``names``, ``edges`` and ``views`` add)."""
     start = time.perf_counter()
@@ -162,7 +162,8 @@ def run_one(seed, max_steps=5, trials=2, timeout=120, first_op=None, names=True,
             report = sg.check(program.function("sg"), shapes=program.shapes,
                               dims=program.dims, order=order, sample=program.sample,
                               reference=program.function("torch"), trials=trials, seed=seed,
-                              rtol=RTOL, atol=ATOL, raise_on_mismatch=False)
+                              rtol=RTOL, atol=ATOL, raise_on_mismatch=False,
+                              backends=backends)
             report.failures = singular_second_order(report.failures, notes)
             problems = [] if report.ok else [str(report)]
             if edges:

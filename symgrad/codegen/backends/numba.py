@@ -21,6 +21,7 @@ import os
 import sys
 import tempfile
 import threading
+import warnings
 
 import numpy
 
@@ -140,7 +141,8 @@ class NumbaBackend(NumpyBackend):
             for seg_ops in failed:
                 new = {op for op in seg_ops if op not in nk.CORE} or set(seg_ops)
                 exclude |= new
-                nk.learned.update(op for op in new if op not in nk.CORE)
+                if len(new) == 1:   # the one op to blame: NumPy runs it from now on
+                    nk.learned.update(op for op in new if op not in nk.CORE)
         else:
             src, kernel_src, arrays, types, where = self.build(
                 outputs, inputs, func_name, with_value, zero_shapes, None)
@@ -311,7 +313,9 @@ def _compile_kernels(numba, module, types):
     for name, (sig, ops) in types.items():
         kernel = getattr(module, name)
         try:
-            kernel.compile(sig)
+            with warnings.catch_warnings():   # '@' on a strided view: still right
+                warnings.simplefilter("ignore", numba.NumbaPerformanceWarning)
+                kernel.compile(sig)
         except Exception:   # TypingError, LoweringError, UnsupportedError, ...
             failed.append(ops)
     return failed

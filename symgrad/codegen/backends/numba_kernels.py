@@ -17,7 +17,18 @@ from ..names import code_name, dim_code, shape_code
 
 # Ops whose NumPy spelling Numba cannot compile (checked against the rule table): they
 # run as NumPy code in the outer function. ``learned`` adds ops of kernels that failed.
-NUMPY_ONLY = frozenset()
+NUMPY_ONLY = frozenset({
+    "arg_extreme", "argsort", "cholesky", "conv", "conv_transpose", "conv_weight",
+    "cross_entropy", "cumprod", "diag_embed", "diagonal", "eigh_values", "eigh_vectors",
+    "erfcx", "erfinv", "flip", "fmod", "fold", "grid_gather", "grid_scatter", "i0",
+    "i0e", "i1", "i1e", "inverse", "log_ndtr", "log_softmax", "logcumsumexp",
+    "logsumexp", "matrix_exp", "max_pool", "max_pool_backward", "max_pool_gather",
+    "max_unpool", "median_index", "mode_index", "one_hot", "polygamma", "put_along_add",
+    "qr_q", "qr_r", "quantile_index", "resample", "resample_backward", "roll",
+    "running_index", "softmax", "solve", "solve_triangular", "std", "take", "take_add",
+    "take_along", "take_diagonal", "to_precision", "unfold", "unpool_add",
+    "unpool_gather", "var",
+})
 learned = set()
 # Ops never blamed for a kernel that failed to compile (others in it are).
 CORE = frozenset({"add", "sub", "mul", "div", "neg", "pow", "exp", "log", "sqrt", "square",
@@ -29,6 +40,17 @@ DTYPES = {"float": "numpy.float64", "bool": "numpy.bool_", "int": "numpy.int64"}
 
 def numpy_only(node):
     return node.op in NUMPY_ONLY or node.op in learned
+
+
+RESHAPES = ("reshape", "squeeze", "unsqueeze")
+
+
+def reshaped(x, node):
+    """A reshape, squeeze or unsqueeze in a kernel: Numba reshapes contiguous arrays only,
+    and a 0-d result is a scalar there."""
+    if not node.shape:
+        return f"numpy.ascontiguousarray({x}).ravel()[0]"
+    return f"numpy.ascontiguousarray({x}).reshape({shape_code(node.shape)})"
 
 
 class Segment:
@@ -177,6 +199,8 @@ class KernelWriter:
                     f"{name}[{opdef.scatter(printer, node.attrs)}] = {value}"]
         if node.op in ("sum", "mean") and node.inputs[0].shape:
             return self._reduction(name, node, operands[0])
+        if node.op in RESHAPES and operands[0]:
+            return [f"{name} = {reshaped(operands[0], node)}"]
         if opdef.pointwise and not node.shape:
             try:
                 tpl = self.elements.template(node, operands)
