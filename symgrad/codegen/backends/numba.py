@@ -52,6 +52,14 @@ def require_numba(feature='compile("numba")'):
 class ElementPrinter(MathCodePrinter):
     """One element of an elementwise op, as scalar code Numba compiles."""
 
+    def _print_Pow(self, expr, rational=False):
+        """A power of dims in float: Numba's int ** negative int is an integer (0)."""
+        base, e = expr.args
+        if base.free_symbols and all(s.is_integer for s in base.free_symbols) \
+                and not (e.is_Integer and e >= 0):
+            return f"float({self._print(base)})**{self.arg(e, 'Pow')}"
+        return super()._print_Pow(expr, rational)
+
 
 class KernelArrayPrinter(NumpyCodePrinter):
     """NumPy spellings inside a kernel (what Numba's NumPy support compiles)."""
