@@ -69,6 +69,26 @@ def test_fuzzed_program(op):
     assert outcome.status == "ok", "\n" + outcome.report()
 
 
+FAST_MODELS = ("cell_loop", "conv1d_net")
+
+
+def zoo_scripts():
+    from test_model_zoo import SCRIPTS
+    return [pytest.param(p, id=p.stem, marks=[] if p.stem in FAST_MODELS
+                         else [pytest.mark.slow]) for p in SCRIPTS]
+
+
+@pytest.mark.parametrize("script", zoo_scripts())
+def test_model(script, monkeypatch, capsys):
+    from test_model_zoo import MODELS, load
+    monkeypatch.syspath_prepend(str(MODELS))
+    import _zoo
+    monkeypatch.setattr(_zoo, "BACKENDS", BACKENDS)
+    assert load(script).main()
+    out = capsys.readouterr().out
+    assert "[numba]" in out and "MISMATCH" not in out
+
+
 # ----- what is the backend's own ------------------------------------------------------
 
 def mlp(W1, b1, W2, X):

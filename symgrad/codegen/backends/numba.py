@@ -106,12 +106,12 @@ def load_module(src):
 
 
 def _numba_type(numba, node):
-    """The Numba type of a value the program computes or takes (arrays in any layout)."""
+    """The Numba type of a value the program computes or takes (arrays are passed
+    C-contiguous: a kernel compiled for one layout only is compiled once)."""
     dtype = {"bool": numba.boolean, "int": numba.int64}.get(node.kind, numba.float64)
     if not node.shape:
         return dtype
-    layout = "C" if node.is_symbol else "A"
-    return numba.types.Array(dtype, len(node.shape), layout)
+    return numba.types.Array(dtype, len(node.shape), "C")
 
 
 class NumbaBackend(NumpyBackend):
@@ -204,10 +204,12 @@ class NumbaBackend(NumpyBackend):
         body += _arguments_code(args, self, {}, preamble)
         body += _dim_checks(prog, inputs)
         floats = [a for a in args if a.node.kind == "float"]
-        for a in floats:
-            if a.shape:
-                body += [f"if {a.code}.dtype is not _FLOAT64:",
-                         f"    {a.code} = {a.code}.astype(_FLOAT64)"]
+        for a in args:   # kernels are compiled for C-contiguous float64 arrays
+            if a.shape and a.node.kind == "float":
+                body += [f"if {a.code}.dtype is not _FLOAT64 or not {a.code}.flags.c_contiguous:",
+                         f"    {a.code} = numpy.ascontiguousarray({a.code}, dtype=_FLOAT64)"]
+            elif a.node.kind != "float":
+                body += [f"{a.code} = numpy.ascontiguousarray({a.code})"]
         computing = len(body)
 
         if exclude is None:   # every attempt failed: NumPy only
@@ -221,6 +223,7 @@ class NumbaBackend(NumpyBackend):
         elements, kernel_arrays = self.caches()
         numpy_cache = self.templates
         node_of = {name: node for name, node, _ in prog.statements}
+        inputs_named = {prog.name_of(x) for x in inputs}
         node_of.update({prog.name_of(x): x for x in inputs})
         kernel_lines = ["import math", "import numpy", "import numba", ""]
         kernel_preamble = {}
@@ -251,7 +254,9 @@ class NumbaBackend(NumpyBackend):
             types[step.kernel] = (tuple(_arg_type(numba, n, node_of, arrays) for n in kargs),
                                   {node.op for _, node, _ in step.statements})
             target = ", ".join(kouts) + ("," if len(kouts) == 1 else "")
-            call = f"{step.kernel}({', '.join(kargs)})"
+            passed = [f"numpy.ascontiguousarray({n})" if n in node_of and n not in inputs_named
+                      and node_of[n].shape else n for n in kargs]
+            call = f"{step.kernel}({', '.join(passed)})"
             body.append(f"{target} = {call}" if kouts else call)
 
         def name_of(node):

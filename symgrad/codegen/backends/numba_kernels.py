@@ -42,6 +42,8 @@ def numpy_only(node):
     return node.op in NUMPY_ONLY or node.op in learned
 
 
+MAX_SEGMENT = 50
+
 RESHAPES = ("reshape", "squeeze", "unsqueeze")
 
 
@@ -60,26 +62,33 @@ class Segment:
         self.index = index
         self.statements = []
         self.names = set()
+        self.weight = 0
 
     @property
     def kernel(self):
         return f"_k{self.index}"
 
 
-def split(prog, numba_side):
+def split(prog, numba_side, most=None):
     """The program's statements as a list of steps: a Segment, or a single statement
     (name, node, operand names) that NumPy runs. A NumPy statement that does not read
-    the open segment runs before it, so the segment grows."""
+    the open segment runs before it, so the segment grows. A segment holds at most
+    ``most`` statements (``MAX_SEGMENT``): LLVM's time grows faster than a function's
+    length, so a long program compiles faster as several kernels."""
+    most = most or MAX_SEGMENT
     steps, open_seg, count = [], None, 0
     for stmt in prog.statements:
         name, node, operands = stmt
         if numba_side(node):
+            if open_seg is not None and open_seg.weight >= most:
+                open_seg = None
             if open_seg is None:
                 open_seg = Segment(count)
                 count += 1
                 steps.append(open_seg)
             open_seg.statements.append(stmt)
             open_seg.names.add(name)
+            open_seg.weight += 1 if node.shape else 0.1   # a scalar line is no loop
             continue
         if open_seg is not None and any(n in open_seg.names for n in operands if n):
             open_seg = None
