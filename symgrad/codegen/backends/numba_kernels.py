@@ -88,7 +88,7 @@ def split(prog, numba_side, most=None):
                 steps.append(open_seg)
             open_seg.statements.append(stmt)
             open_seg.names.add(name)
-            open_seg.weight += 1 if node.shape else 0.1   # a scalar line is no loop
+            open_seg.weight += 1 if node.shape else 0   # a scalar line is no loop
             continue
         if open_seg is not None and any(n in open_seg.names for n in operands if n):
             open_seg = None
