@@ -179,3 +179,17 @@ def test_missing_numba_says_how_to_install(monkeypatch):
     g = sg.grad_fn(lambda x: x * x)
     with pytest.raises(sg.SymgradError, match=r"pip install 'symgrad\[numba\]'"):
         g.compile("numba")
+
+
+def test_strided_and_integer_arguments():
+    g = sg.grad_fn(mlp, shapes=MLP_SHAPES)
+    args = mlp_args()
+    strided = [np.asfortranarray(args[0]), args[1], args[2][:, ::1], args[3].T.copy().T]
+    strided[1] = np.repeat(args[1], 2)[::2]            # a view with stride 2
+    ours, theirs = g.compile("numba")(*strided), g.compile("numpy")(*args)
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(o, t, rtol=1e-12)
+    ints = [a.round().astype(np.int64) for a in args]
+    for o, t in zip(g.compile("numba")(*ints), g.compile("numpy")(*ints)):
+        assert o.dtype == t.dtype
+        np.testing.assert_allclose(o, t, rtol=1e-12)
