@@ -141,12 +141,9 @@ class KernelWriter:
         return True
 
     def body(self, statements, needed, prog):
-        shape_of = {name: node for name, node, _ in statements}
-        uses = {}
-        for _, node, operands in statements:
-            for n in operands:
-                if n:
-                    uses[n] = uses.get(n, 0) + 1
+        """The kernel's lines. An elementwise statement joins the latest group of its
+        shape whose loop runs after all its operands exist; a value is stored into an
+        array only when something outside its group reads it."""
         items = []       # lines (str) and Groups, in order
         where = {}       # name -> Group holding it
         position = {}    # name -> index in items at which it exists
@@ -176,7 +173,7 @@ class KernelWriter:
         out = []
         for item in items:
             if isinstance(item, Group):
-                out += self._loop(item, stored, shape_of)
+                out += self._loop(item, stored)
             else:
                 out.append(item)
         return out
@@ -252,7 +249,7 @@ class KernelWriter:
             lines.append(f"{name} = {name}.reshape({shape_code(node.shape)})")
         return lines
 
-    def _loop(self, group, stored, nodes):
+    def _loop(self, group, stored):
         shape = group.shape
         lines = []
         for name, node, _ in group.members:
