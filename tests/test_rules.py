@@ -198,6 +198,12 @@ def test_gradient(spec, case, backends):
     for b in backends:
         if b != "numpy":
             pytest.importorskip(b)
+    check_gradient(spec, case, backends)
+
+
+def check_gradient(spec, case, backends=("numpy", "torch")):
+    """``sg.check`` of the case's loss compiled for ``backends`` (other backends' test
+    files run this for theirs)."""
     loss, loss_ref, shapes = losses(spec, case)
 
     def sample(name, shape, rng):
@@ -228,6 +234,11 @@ def test_jvp(spec, case, backends):
     for b in backends:
         if b != "numpy":
             pytest.importorskip(b)
+    check_jvp(spec, case, backends)
+
+
+def check_jvp(spec, case, backends=("numpy", "torch")):
+    """The case's JVP compiled for ``backends`` against torch.func.jvp."""
     xs, out = traced_output(spec, case)
     ts = [symbol(f"{x.name}_dot", x.shape) for x in xs]
     (tangent,) = forward([out], xs, ts)

@@ -9,7 +9,7 @@ import torch
 
 import symgrad as sg
 
-BACKENDS = ("numpy", "torch")   # the compiled backends checked (tests add "jax")
+BACKENDS = ("numpy", "torch")   # the compiled backends checked (tests add others)
 
 
 def _tensors(batch):

@@ -9,6 +9,10 @@ from ..errors import ArgumentError, EvaluationError
 from .backends import backend as backend_named
 from . import threads
 from .emit import build_source
+from . import numba_compile
+
+# backends with a pipeline of their own: name -> (compile_function, source)
+PIPELINES = {"numba": (numba_compile.compile_function, numba_compile.source)}
 
 _counter = itertools.count()
 _sources = collections.deque()
@@ -21,6 +25,9 @@ def compile_function(outputs, inputs, backend, func_name="gradient", with_value=
     """``outputs`` as a function of ``inputs`` for ``backend`` (a name), compiled; see
     ``build_source``. Its captured arrays live in its own namespace and die with it."""
     target = backend_named(backend)
+    if target.name in PIPELINES:
+        return PIPELINES[target.name][0](target, outputs, inputs, func_name, with_value,
+                                         zero_shapes)
     if target.blas_threads:
         threads.configure()
     src, arrays = build_source(outputs, inputs, target, func_name, with_value, zero_shapes,
@@ -40,6 +47,10 @@ def compile_function(outputs, inputs, backend, func_name="gradient", with_value=
 
 def source(outputs, inputs, backend, func_name="gradient", with_value=None, zero_shapes=None):
     """Standalone source of the function (imports its backend's modules only)."""
+    target = backend_named(backend)
+    if target.name in PIPELINES:
+        return PIPELINES[target.name][1](target, outputs, inputs, func_name, with_value,
+                                         zero_shapes)
     src, _ = build_source(outputs, inputs, backend_named(backend), func_name, with_value,
                           zero_shapes)
     return src

@@ -2,12 +2,14 @@
 ``ArgumentError`` listing the known ones."""
 from ...errors import ArgumentError
 from .math import MathBackend
+from .numba import NumbaBackend
 from .numpy import NumpyBackend
 from .torch import TorchBackend
 from .jax import JaxBackend
 
 BACKENDS = {b.name: b for b in (NumpyBackend(), TorchBackend())}
 BACKENDS[JaxBackend.name] = JaxBackend()
+BACKENDS["numba"] = NumbaBackend()   # numba is imported when a function is compiled
 INTERNAL = {b.name: b for b in (MathBackend(),)}   # used by other backends only
 
 

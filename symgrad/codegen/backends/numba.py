@@ -1,0 +1,74 @@
+"""The Numba backend: ``compile("numba")`` gives a function with the NumPy backend's
+arguments, checks and results (NumPy arrays in the arguments' dtype), whose program runs
+as ``@numba.njit`` kernels.
+
+Inside a kernel, elementwise statements of one shape are fused into one loop nest, sums
+and means are loops, and matrix products are Numba's BLAS calls (``numba_kernels``). Ops
+Numba cannot compile run as NumPy code between kernels in the same outer function, whose
+docstring says which ops run where. Kernels compute in float64; the outer function
+converts the arguments to float64 and the results to the arguments' dtype, as the NumPy
+backend's dtype policy says.
+
+The pipeline is ``codegen.numba_compile`` (it assembles the function with ``emit``'s
+parts, which import the backends). Numba's on-disk cache (``cache=True``) needs the source in a real file: the kernels are
+written to ``$SYMGRAD_CACHE/numba/<hash>.py`` (default ``~/.cache/symgrad/numba``), named by
+a hash of their source, and imported from there, so a second process reuses the machine
+code instead of compiling again (about a second per kernel).
+"""
+import math
+
+import numpy
+
+from ...core.optional import MissingDependencyError
+from ...core.program import TemplateCache
+from .math import MathCodePrinter
+from .numpy import NumpyBackend, NumpyCodePrinter
+
+def require_numba(feature='compile("numba")'):
+    """The numba module, or a MissingDependencyError saying how to install it."""
+    try:
+        import numba
+    except ImportError as e:
+        raise MissingDependencyError(
+            f"{feature} needs Numba, which is not installed here; install it with "
+            "pip install 'symgrad[numba]' (the NumPy backend works without it)") from e
+    return numba
+
+
+class ElementPrinter(MathCodePrinter):
+    """One element of an elementwise op, as scalar code Numba compiles."""
+
+    def _print_Pow(self, expr, rational=False):
+        """A power of dims in float: Numba's int ** negative int is an integer (0)."""
+        base, e = expr.args
+        if base.free_symbols and all(s.is_integer for s in base.free_symbols) \
+                and not (e.is_Integer and e >= 0):
+            return f"float({self._print(base)})**{self.arg(e, 'Pow')}"
+        return super()._print_Pow(expr, rational)
+
+
+class KernelArrayPrinter(NumpyCodePrinter):
+    """NumPy spellings inside a kernel (what Numba's NumPy support compiles)."""
+
+    def _print_sign(self, expr):
+        return f"numpy.sign({self._print(expr.args[0])})"
+
+
+class NumbaBackend(NumpyBackend):
+    name = "numba"
+    modules = ("math", "numpy")
+    scalar_backend = None
+
+    def __init__(self):
+        super().__init__()
+        self._elements = None
+        self._arrays = None
+
+    def namespace(self):
+        return {"numpy": numpy, "math": math, "_FLOAT64": numpy.dtype(numpy.float64)}
+
+    def caches(self):
+        if self._elements is None:
+            self._elements = TemplateCache(ElementPrinter(), float_constants=True)
+            self._arrays = TemplateCache(KernelArrayPrinter(), float_constants=True)
+        return self._elements, self._arrays

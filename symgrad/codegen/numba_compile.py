@@ -1,0 +1,278 @@
+"""The Numba backend's pipeline (``backends.numba`` says what the code is): the program
+cut into kernels and NumPy statements (``backends.numba_kernels``), the kernels written
+to a file in the cache directory named by a hash of their source and imported from
+there (Numba's cache needs a real file), compiled for their argument types at once (a
+kernel Numba cannot compile makes its ops run as NumPy instead), and the outer function
+assembled from ``emit``'s argument checks and error translation."""
+import hashlib
+import importlib.util
+import os
+import sys
+import tempfile
+import threading
+import warnings
+
+import numpy
+
+from ..core.build import gc_paused
+from ..core.opdef import OPS
+from ..core.program import Program
+from ..errors import ArgumentError, EvaluationError
+from .backends import numba_kernels as nk
+from .backends.numba import require_numba
+from .emit import (Argument, Code, _arguments_code, _check_dims_bound, _dim_checks,
+                   _output_code, _translated_errors, say, scatter_accumulations)
+from .names import code_name, is_plain
+
+MAX_ATTEMPTS = 6
+_lock = threading.Lock()
+
+
+def cache_dir():
+    """Where kernel sources (and Numba's cache beside them) live."""
+    root = os.environ.get("SYMGRAD_CACHE") or os.path.join(
+        os.path.expanduser("~"), ".cache", "symgrad")
+    path = os.path.join(root, "numba")
+    try:
+        os.makedirs(path, exist_ok=True)
+        if os.access(path, os.W_OK):
+            return path
+    except OSError:
+        pass
+    path = os.path.join(tempfile.gettempdir(), "symgrad-numba")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def load_module(src):
+    """The module of kernel source ``src``, written once to the cache directory under a
+    hash of the source and imported from there."""
+    digest = hashlib.sha256(src.encode()).hexdigest()[:24]
+    name = f"symgrad_numba_{digest}"
+    module = sys.modules.get(name)
+    if module is not None:
+        return module
+    path = os.path.join(cache_dir(), f"k{digest}.py")
+    if not os.path.exists(path):
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            f.write(src)
+        os.replace(tmp, path)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules[name] = module
+    return module
+
+
+def _numba_type(numba, node):
+    """The Numba type of a value the program computes or takes (arrays are passed
+    C-contiguous: a kernel compiled for one layout only is compiled once)."""
+    dtype = {"bool": numba.boolean, "int": numba.int64}.get(node.kind, numba.float64)
+    if not node.shape:
+        return dtype
+    return numba.types.Array(dtype, len(node.shape), "C")
+
+
+@gc_paused
+def compile_function(backend, outputs, inputs, func_name="gradient", with_value=None,
+                     zero_shapes=None):
+    """``outputs`` as a function of ``inputs`` for the Numba backend (see
+    ``codegen.compile.compile_function``)."""
+    numba = require_numba()
+    exclude = set()
+    for _ in range(MAX_ATTEMPTS):
+        built = build(backend, outputs, inputs, func_name, with_value, zero_shapes, exclude)
+        src, kernel_src, arrays, types, where = built
+        with _lock:
+            module = load_module(kernel_src)
+            failed = _compile_kernels(numba, module, types)
+        if not failed:
+            break
+        for seg_ops in failed:
+            new = {op for op in seg_ops if op not in nk.CORE} or set(seg_ops)
+            exclude |= new
+            if len(new) == 1:   # the one op to blame: NumPy runs it from now on
+                nk.learned.update(op for op in new if op not in nk.CORE)
+    else:
+        src, kernel_src, arrays, types, where = build(
+            backend, outputs, inputs, func_name, with_value, zero_shapes, None)
+        module = load_module(kernel_src)
+    namespace = backend.namespace()
+    namespace["ArgumentError"] = ArgumentError
+    namespace["EvaluationError"] = EvaluationError
+    namespace.update({n: getattr(module, n) for n in types})
+    namespace.update(arrays)
+    name = func_name if is_plain(func_name) else "gradient"
+    exec(compile(src, f"<symgrad-numba-{name}>", "exec"), namespace)  # noqa: S102
+    fn = namespace[name]
+    fn.__doc__ = where
+    return fn
+
+
+def source(backend, outputs, inputs, func_name="gradient", with_value=None, zero_shapes=None):
+    """The outer function and its kernel module, as one text (for reading: the
+    kernels are imported from the cache file named in its first line)."""
+    require_numba()
+    src, kernel_src, _, _, _ = build(backend, outputs, inputs, func_name, with_value,
+                                     zero_shapes, set())
+    return kernel_src + "\n\n# ----- outer function -----\n\n" + src
+
+
+def build(backend, outputs, inputs, func_name, with_value, zero_shapes, exclude):
+    """(outer source, kernel module source, {captured name: array},
+    {kernel name: argument types}, docstring)."""
+    numba = require_numba()
+    if zero_shapes is None:
+        zero_shapes = [o.shape for o in outputs]
+    zero_shapes = list(zero_shapes)
+    targets = [o for o in outputs if o is not None]
+    if with_value is not None:
+        targets.append(with_value)
+    prog = Program(targets, inputs, prefix="_t", array_name=lambda node, k: f"_c{k}",
+                   input_name=lambda x: code_name(x.name))
+    arrays = {n: numpy.ascontiguousarray(v) for n, v in prog.arrays.items()}
+    _check_dims_bound(prog, inputs)
+    args = [Argument(x) for x in inputs]
+    if not is_plain(func_name):
+        func_name = "gradient"
+    unpack = ", ".join(a.code for a in args) + ("," if len(args) == 1 else "") + " = args"
+    names = ", ".join(x.name for x in inputs)
+    count = say(f"{func_name}() takes {len(inputs)} arguments ({names}), got ",
+                Code("len(args)"))
+    body = [f"if len(args) != {len(inputs)}:", f"    raise ArgumentError({count})"]
+    if args:
+        body.append(unpack)
+    preamble = {}
+    body += _arguments_code(args, backend, {}, preamble)
+    body += _dim_checks(prog, inputs)
+    floats = [a for a in args if a.node.kind == "float"]
+    for a in args:   # kernels are compiled for C-contiguous float64 arrays
+        if a.shape and a.node.kind == "float":
+            body += [f"if {a.code}.dtype is not _FLOAT64 or not {a.code}.flags.c_contiguous:",
+                     f"    {a.code} = numpy.ascontiguousarray({a.code}, dtype=_FLOAT64)"]
+        elif a.node.kind != "float":
+            body += [f"{a.code} = numpy.ascontiguousarray({a.code})"]
+    computing = len(body)
+
+    if exclude is None:   # every attempt failed: NumPy only
+        numba_side = lambda node: False  # noqa: E731
+    else:
+        numba_side = lambda node: not nk.numpy_only(node) and node.op not in exclude  # noqa: E731,E501
+    steps = nk.split(prog, numba_side)
+    results = {prog.name_of(t) for t in targets}
+    later_reads = _later_reads(steps, results)
+    dims = nk.dim_names(inputs)
+    elements, kernel_arrays = backend.caches()
+    numpy_cache = backend.templates
+    node_of = {name: node for name, node, _ in prog.statements}
+    inputs_named = {prog.name_of(x) for x in inputs}
+    node_of.update({prog.name_of(x): x for x in inputs})
+    kernel_lines = ["import math", "import numpy", "import numba", ""]
+    kernel_preamble = {}
+    kernels = []
+    types = {}
+    in_numba, in_numpy = set(), set()
+    if any(not isinstance(s, nk.Segment) for s in steps):
+        body += backend.body_prefix(floats)
+    for k, step in enumerate(steps):
+        if not isinstance(step, nk.Segment):
+            name, node, operands = step
+            in_numpy.add(node.op)
+            body += _numpy_statement(name, node, operands, numpy_cache, preamble, backend)
+            continue
+        in_numba.update(node.op for _, node, _ in step.statements)
+        own = {id(node) for _, node, _ in step.statements}
+        fused = {key: value for key, value in scatter_accumulations(
+            prog, targets).items() if key in own and id(value[0]) in own
+            and id(value[1]) in own}
+        writer = nk.KernelWriter(elements, kernel_arrays, fused)
+        kargs, kouts = nk.kernel_names(step, dims, later_reads[k])
+        lines = writer.body(step.statements, set(kouts), prog)
+        kernel_preamble.update(writer.preamble)
+        returned = "(" + ", ".join(kouts) + ("," if len(kouts) == 1 else "") + ")"
+        kernels += ["", "", "@numba.njit(cache=True, error_model='numpy')",
+                    f"def {step.kernel}({', '.join(kargs)}):"]
+        kernels += ["    " + line for line in lines] + [f"    return {returned}"]
+        types[step.kernel] = (tuple(_arg_type(numba, n, node_of, arrays) for n in kargs),
+                              {node.op for _, node, _ in step.statements})
+        assigned = ", ".join(kouts) + ("," if len(kouts) == 1 else "")
+        passed = [f"numpy.ascontiguousarray({n})" if n in node_of and n not in inputs_named
+                  and node_of[n].shape else n for n in kargs]
+        call = f"{step.kernel}({', '.join(passed)})"
+        body.append(f"{assigned} = {call}" if kouts else call)
+
+    def name_of(node):
+        return prog.name_of(node)
+    printer = numpy_cache.printer
+    items = [_output_code(o, name_of, backend, printer, s) for o, s in zip(outputs, zero_shapes)]
+    result = "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    if with_value is not None:
+        value = _output_code(with_value, name_of, backend, printer, with_value.shape)
+        result = f"({value}, {result})"
+    body.append(f"return {backend.result(result, floats)}")
+    body = body[:computing] + _translated_errors(body[computing:], func_name)
+
+    for helper, text in kernel_preamble.items():
+        kernel_lines.append(text)
+        if text.lstrip().startswith("def "):
+            kernel_lines.append(f"{helper} = numba.njit(cache=True, "
+                                f"error_model='numpy')({helper})")
+    kernel_src = "\n".join(kernel_lines + kernels) + "\n"
+    lines = [backend.argument_helper] + list(preamble.values())
+    lines += ["", f"def {func_name}(*args):"] + ["    " + b for b in body]
+    where = (f"{func_name}: compiled for numba. Ops in Numba kernels: "
+             f"{', '.join(sorted(in_numba)) or 'none'}; ops run by NumPy: "
+             f"{', '.join(sorted(in_numpy)) or 'none'}.")
+    return "\n".join(lines) + "\n", kernel_src, arrays, types, where
+
+
+
+
+def _arg_type(numba, name, node_of, arrays):
+    if name in arrays:
+        return numba.typeof(arrays[name])
+    node = node_of.get(name)
+    if node is None:     # a dim
+        return numba.int64
+    return _numba_type(numba, node)
+
+
+def _later_reads(steps, results):
+    """Per step, the names that steps after it or the result read."""
+    out = [None] * len(steps)
+    reads = set(results)
+    for k in range(len(steps) - 1, -1, -1):
+        out[k] = set(reads)
+        step = steps[k]
+        stmts = step.statements if isinstance(step, nk.Segment) else [step]
+        for _, _, operands in stmts:
+            reads.update(n for n in operands if n)
+    return out
+
+
+def _numpy_statement(name, node, operands, cache, preamble, backend):
+    """A statement run by NumPy in the outer function."""
+    opdef = OPS[node.op]
+    if opdef.scatter:
+        value = operands[0] or cache.printer.doprint(node.inputs[0].attrs["value"])
+        return [f"{name} = {backend.zeros(node.shape)}",
+                f"{name}[{opdef.scatter(cache.printer, node.attrs)}] = {value}"]
+    tpl = cache.template(node, operands)
+    preamble.update(tpl.preamble)
+    return [f"{name} = {tpl.fill(operands)}"]
+
+
+def _compile_kernels(numba, module, types):
+    """Compile each kernel for its argument types now (or load it from Numba's cache);
+    the ops of each kernel that failed."""
+    failed = []
+    for name, (sig, ops) in types.items():
+        kernel = getattr(module, name)
+        try:
+            with warnings.catch_warnings():   # '@' on a strided view: still right
+                warnings.simplefilter("ignore", numba.NumbaPerformanceWarning)
+                kernel.compile(sig)
+        except Exception:   # TypingError, LoweringError, UnsupportedError, ...
+            failed.append(ops)
+    return failed
