@@ -4,8 +4,9 @@ from ...errors import ArgumentError
 from .math import MathBackend
 from .numpy import NumpyBackend
 from .torch import TorchBackend
+from .c import CBackend
 
-BACKENDS = {b.name: b for b in (NumpyBackend(), TorchBackend())}
+BACKENDS = {b.name: b for b in (NumpyBackend(), TorchBackend(), CBackend())}
 INTERNAL = {b.name: b for b in (MathBackend(),)}   # used by other backends only
 
 
