@@ -195,7 +195,7 @@ def check(f, shapes=None, dims=None, order=2, wrt=None, trials=3, seed=0, rtol=1
         ref = torch.autograd.grad(out, wrt_t, create_graph=order >= 2, allow_unused=True,
                                   materialize_grads=True)
         for b, fn in compiled.items():
-            call_args = args if b == "numpy" else _torch_args(args)
+            call_args = _torch_args(args) if b == "torch" else args
             ours = fn(*call_args)
             for x, o, r in zip(g.wrt, ours, ref):
                 o = o.detach().numpy() if b == "torch" else o
@@ -219,7 +219,7 @@ def check(f, shapes=None, dims=None, order=2, wrt=None, trials=3, seed=0, rtol=1
         else:
             ref2 = [torch.zeros_like(t) for t in wrt_t]
         for b, fn in hvp.items():
-            if b == "numpy":
+            if b != "torch":   # NumPy arrays in and out
                 ours2 = fn(*(args + vs_np))
             else:
                 ours2 = fn(*(_torch_args(args) + vt))

@@ -59,6 +59,31 @@ def params(test, select=lambda spec, case: True):
     return out
 
 
+# Backends compared with torch.autograd besides NumPy and torch: each on a representative
+# subset by default (one case per op, its first with arrays: a compiler takes a fraction
+# of a second per program) and on every case with -m slow.
+NATIVE_BACKENDS = ["c"]
+
+
+def backend_params(test, subset=True):
+    """``params(test)`` with the backends to compare: ("numpy", "torch") on every case,
+    then each of ``NATIVE_BACKENDS`` on every case, marked slow outside the subset (none
+    without ``subset``)."""
+    base = params(test)
+    out = [pytest.param(*p.values, ("numpy", "torch"), id=p.id, marks=p.marks) for p in base]
+    chosen = set()
+    if subset:
+        for spec in SPECS.values():
+            arrays = [c for c in spec.cases if any(s != () for s in c.shapes.values())]
+            chosen.add((spec.op, (arrays or spec.cases)[0].id))
+    for b in NATIVE_BACKENDS:
+        for p in base:
+            spec, case = p.values
+            marks = list(p.marks) + ([] if (spec.op, case.id) in chosen else [pytest.mark.slow])
+            out.append(pytest.param(spec, case, (b,), id=f"{p.id}-{b}", marks=marks))
+    return out
+
+
 def with_signature(fn, names, name):
     """``fn(*args)`` with named positional parameters, as grad_fn reads them."""
     kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
@@ -168,8 +193,8 @@ def losses(spec, case):
             shapes)
 
 
-@pytest.mark.parametrize("spec, case", params("gradient"))
-def test_gradient(spec, case):
+@pytest.mark.parametrize("spec, case, backends", backend_params("gradient"))
+def test_gradient(spec, case, backends):
     loss, loss_ref, shapes = losses(spec, case)
 
     def sample(name, shape, rng):
@@ -182,25 +207,26 @@ def test_gradient(spec, case):
         else [{}]
     for dims in instantiations:
         report = sg.check(loss, shapes=shapes, dims=dims, order=2, sample=sample,
-                          reference=loss_ref, trials=2, seed=seed_of(spec, case))
+                          reference=loss_ref, trials=2, seed=seed_of(spec, case),
+                          backends=backends)
         assert report.wrt == list(shapes)
         assert report.dims == dims
-        # every gradient and Hessian-vector product was compared, on both backends
+        # every gradient and Hessian-vector product was compared, on every backend
         for name in shapes:
-            for b in ("numpy", "torch"):
+            for b in backends:
                 assert f"d/d{name} [{b}]" in report.max_abs_error
                 assert f"H·v d/d{name} [{b}]" in report.max_abs_error
 
 
 # ----- forward mode against torch.func.jvp -----------------------------------------------
 
-@pytest.mark.parametrize("spec, case", params("jvp"))
-def test_jvp(spec, case):
+@pytest.mark.parametrize("spec, case, backends", backend_params("jvp", subset=False))
+def test_jvp(spec, case, backends):
     xs, out = traced_output(spec, case)
     ts = [symbol(f"{x.name}_dot", x.shape) for x in xs]
     (tangent,) = forward([out], xs, ts)
     fns = {b: codegen.compile_function([tangent], xs + ts, b, "jvp", zero_shapes=[out.shape])
-           for b in ("numpy", "torch")}
+           for b in backends}
 
     ref_fn = spec.ref_for(case)
     rng = np.random.default_rng(seed_of(spec, case) + 1)
@@ -211,12 +237,16 @@ def test_jvp(spec, case):
                                 tuple(as_torch(primals)), tuple(as_torch(tangents)))
         ref = ref.detach().numpy()
         args = [a if a.shape else float(a) for a in primals + tangents]
-        (got,) = fns["numpy"](*args)
-        assert np.shape(got) == ref.shape
-        np.testing.assert_allclose(np.asarray(got, dtype=float), ref, rtol=1e-9, atol=1e-12)
-        (got,) = fns["torch"](*as_torch(primals + tangents))
-        assert isinstance(got, torch.Tensor) and tuple(got.shape) == ref.shape
-        np.testing.assert_allclose(got.numpy(), ref, rtol=1e-9, atol=1e-12)
+        for b, fn in fns.items():
+            if b == "torch":
+                (got,) = fn(*as_torch(primals + tangents))
+                assert isinstance(got, torch.Tensor) and tuple(got.shape) == ref.shape
+                np.testing.assert_allclose(got.numpy(), ref, rtol=1e-9, atol=1e-12)
+                continue
+            (got,) = fn(*args)
+            assert np.shape(got) == ref.shape
+            np.testing.assert_allclose(np.asarray(got, dtype=float), ref, rtol=1e-9,
+                                       atol=1e-12)
 
 
 # ----- scalar rules against sympy.diff ----------------------------------------------------

@@ -8,7 +8,9 @@ the cache with one ``os.replace``, so parallel processes building the same sourc
 see half a file. The cache is ``$SYMGRAD_CACHE/c`` or ``~/.cache/symgrad/c``; a module
 already there is loaded without compiling.
 """
+import contextlib
 import hashlib
+import io
 import importlib.machinery
 import importlib.util
 import os
@@ -103,13 +105,13 @@ def _load_or_build(cffi, cc, name, cdef, source):
 
 
 def _build(cffi, cc, name, cdef, source, directory, path, suffix):
-    from cffi.recompiler import recompile
     ffi = cffi.FFI()
     ffi.cdef(cdef)
     ffi.set_source(name, source)
     with tempfile.TemporaryDirectory(dir=directory) as tmp:
         c_file = os.path.join(tmp, name + ".c")
-        recompile(ffi, name, source, c_file=c_file, call_c_compiler=False, verbose=False)
+        with contextlib.redirect_stdout(io.StringIO()):   # cffi says "generating <file>"
+            ffi.emit_c_code(c_file)
         out = os.path.join(tmp, name + suffix)
         command = cc + list(FLAGS) + [f"-I{d}" for d in _include_dirs()] + [
             c_file, "-o", out, "-lm"]
