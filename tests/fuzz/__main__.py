@@ -27,15 +27,18 @@ def main(argv=None):
     p.add_argument("--show", type=int, default=5, help="failures printed in full")
     p.add_argument("--threads-every", type=int, default=100,
                    help="run the last 8 programs from 8 threads every this many (0: never)")
+    p.add_argument("--backends", default="numpy,torch",
+                   help="compiled backends to compare, comma-separated (e.g. numpy,torch,c)")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="print every program and its outcome")
     args = p.parse_args(argv)
+    backends = tuple(b.strip() for b in args.backends.split(",") if b.strip())
 
     warnings.simplefilter("ignore")     # numpy's divide-by-zero warnings and the like
     tally = Tally()
     start = time.perf_counter()
     for seed in range(args.seed, args.seed + args.programs):
-        outcome = run_one(seed, args.max_steps, args.trials, args.timeout)
+        outcome = run_one(seed, args.max_steps, args.trials, args.timeout, backends=backends)
         tally.add(outcome)
         if args.verbose:
             print(outcome.report() if outcome.program is not None else outcome.status,
@@ -43,7 +46,7 @@ def main(argv=None):
         elif outcome.status != "ok":
             print(f"seed {seed}: {outcome.status} {outcome.kind}".rstrip(), flush=True)
         if args.threads_every and tally.programs % args.threads_every == 0:
-            threaded = run_threaded(range(seed - 7, seed + 1))
+            threaded = run_threaded(range(seed - 7, seed + 1), backends=backends)
             tally.threaded_runs += 1
             tally.threaded_problems += threaded
             for problem in threaded:

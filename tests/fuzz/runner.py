@@ -134,9 +134,10 @@ def check_views(program, seed):
 
 
 def run_one(seed, max_steps=5, trials=2, timeout=120, first_op=None, names=True,
-            edges=True, views=True):
+            edges=True, views=True, backends=("numpy", "torch")):
     """Generate the program of ``seed`` and check it against torch.autograd (see the
-    module docstring for what ``names``, ``edges`` and ``views`` add)."""
+    module docstring for what ``names``, ``edges`` and ``views`` add), compiled for
+    ``backends``."""
     start = time.perf_counter()
     program = None
     rng = np.random.default_rng([seed, 13])
@@ -162,12 +163,13 @@ def run_one(seed, max_steps=5, trials=2, timeout=120, first_op=None, names=True,
             report = sg.check(program.function("sg"), shapes=program.shapes,
                               dims=program.dims, order=order, sample=program.sample,
                               reference=program.function("torch"), trials=trials, seed=seed,
-                              rtol=RTOL, atol=ATOL, raise_on_mismatch=False)
+                              rtol=RTOL, atol=ATOL, raise_on_mismatch=False,
+                              backends=backends)
             report.failures = singular_second_order(report.failures, notes)
             problems = [] if report.ok else [str(report)]
             if edges:
                 stage = "edges"
-                problems += check_edges(program, seed, notes=notes)
+                problems += check_edges(program, seed, notes=notes, backends=backends)
             if views:
                 stage = "views"
                 problems += check_views(original, seed)
@@ -189,7 +191,7 @@ def run_one(seed, max_steps=5, trials=2, timeout=120, first_op=None, names=True,
                    time.perf_counter() - start, notes)
 
 
-def run_threaded(seeds, threads=8, max_steps=5):
+def run_threaded(seeds, threads=8, max_steps=5, backends=("numpy", "torch")):
     """Problems found running the programs of ``seeds`` at once, one per thread (up to
     ``threads``): each thread traces, differentiates, compiles (both backends) and calls
     its program; the results must equal torch.autograd's, computed beforehand."""
@@ -217,8 +219,8 @@ def run_threaded(seeds, threads=8, max_steps=5):
         try:
             barrier.wait()
             g = sg.grad_fn(program.function("sg"), shapes=program.shapes)
-            for backend in ("numpy", "torch"):
-                args = arrays if backend == "numpy" else [torch.as_tensor(a) for a in arrays]
+            for backend in backends:
+                args = [torch.as_tensor(a) for a in arrays] if backend == "torch" else arrays
                 got = g.compile(backend)(*args)
                 for x, o, r, a in zip(g.inputs, got, ref, arrays):
                     problems.extend(f"seed {seed} (thread): {p}" for p in compare(

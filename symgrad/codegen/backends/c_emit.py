@@ -25,9 +25,7 @@ def _kernel_lines(k, shapes, python_floats):
     """Lines calling kernel ``k`` and binding its outputs. ``python_floats``: scalar
     results as Python floats (a program of scalars, as the NumPy backend's math code
     gives them) rather than NumPy float64 (as its array code does)."""
-    dims = k.dims
-    scalars = [n for n in k.externals if not shapes[n]]
-    args = [n if not shapes[n] else f"_p({n})" for n in k.externals] + dims
+    args = [n if not shapes[n] else f"_p({n})" for n in k.externals] + _dim_args(k)
     out = f"_o{k.index}"
     if k.scalar:
         lines = [f"{out} = _new('double[{len(k.outputs)}]')" if python_floats
@@ -46,8 +44,12 @@ def _kernel_lines(k, shapes, python_floats):
              f"if {size}:",
              f"    _k{k.index}({', '.join([size] + args + [f'_p({out})'])})"]
     lines += [f"{name} = {out}[{j}].reshape({shape})" for j, name in enumerate(k.outputs)]
-    del scalars
     return lines
+
+
+def _dim_args(k):
+    """The dims a kernel reads, as the Python code binds them (``sgd_<name>`` in C)."""
+    return [d[len("sgd_"):] for d in k.dims]
 
 
 def _p_helper(ffi):
@@ -124,7 +126,7 @@ def build_hybrid(prog, plan, outputs, inputs, func_name, with_value, zero_shapes
         fast_of = lambda node: (f"_o[{slot[prog.name_of(node)]}]"   # noqa: E731
                                 if prog.name_of(node) in slot else prog.name_of(node))
         test = " and ".join(f"type({a.code}) is float" for a in args)
-        call = ", ".join(["1"] + list(k.externals) + list(k.dims) + ["_o"])
+        call = ", ".join(["1"] + list(k.externals) + _dim_args(k) + ["_o"])
         fast = [f"if len(args) == {len(args)}:", "    " + unpack, f"    if {test}:",
                 f"        _o = _new('double[{len(k.outputs)}]')",
                 f"        _k0({call})",
