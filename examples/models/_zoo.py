@@ -9,6 +9,8 @@ import torch
 
 import symgrad as sg
 
+BACKENDS = ("numpy", "torch")   # the compiled backends checked (tests add "c")
+
 
 def _tensors(batch):
     return {k: torch.as_tensor(v) if np.asarray(v).dtype.kind in "biu"
@@ -43,7 +45,7 @@ def verify_model(title, model, shapes, loss, batches, order2=False, dims=None,
     start = time.perf_counter()
     g = sg.grad_fn(model, shapes=shapes, loss=loss)
     derive = time.perf_counter() - start
-    compiled = {b: g.compile(b) for b in ("numpy", "torch")}
+    compiled = {b: g.compile(b) for b in BACKENDS}
     fn = sg.module_function(model, shapes=shapes, loss=loss)
     qualified = {s: q for q, s in fn.symbols.items()}
     names = [qualified[w.name] for w in g.wrt]
@@ -60,7 +62,7 @@ def verify_model(title, model, shapes, loss, batches, order2=False, dims=None,
         ref = reference(model, loss, batch, names)
         args = [params[x.name] if x.name in params else batch[x.name] for x in g.inputs]
         for backend, f in compiled.items():
-            call = args if backend == "numpy" else [torch.as_tensor(a) for a in args]
+            call = [torch.as_tensor(a) for a in args] if backend == "torch" else args
             ours = [o.numpy() if isinstance(o, torch.Tensor) else np.asarray(o) for o in f(*call)]
             err = max(float(np.max(np.abs(o - r))) for o, r in zip(ours, ref))
             good = all(o.shape == r.shape and np.allclose(o, r, rtol=1e-8, atol=1e-10)
@@ -69,14 +71,14 @@ def verify_model(title, model, shapes, loss, batches, order2=False, dims=None,
             print(f"  batch {k} [{backend:5}] max |symgrad - torch.autograd| over "
                   f"{len(ref)} gradients = {err:.1e}  {'ok' if good else 'MISMATCH'}")
     report = sg.check(model, shapes=shapes, loss=loss, dims=dims, order=2 if order2 else 1,
-                      trials=1)
+                      trials=1, backends=BACKENDS)
     print(f"  sg.check at order{'s 1 and 2' if order2 else ' 1'}: "
           f"{'ok' if report.ok else 'MISMATCH'}")
     return ok and report.ok
 
 
 def out_of_range_raises(model, shapes, loss, batch, name, bad):
-    """A label or id out of range raises in both backends, as in torch."""
+    """A label or id out of range raises in every backend, as in torch."""
     g = sg.grad_fn(model, shapes=shapes, loss=loss)
     fn = sg.module_function(model, shapes=shapes, loss=loss)
     qualified = {s: q for q, s in fn.symbols.items()}
@@ -85,14 +87,14 @@ def out_of_range_raises(model, shapes, loss, batch, name, bad):
     args = [params[qualified[x.name]].detach().numpy() if x.name in qualified
             else batch[x.name] for x in g.inputs]
     raised = 0
-    for backend in ("numpy", "torch"):
-        call = args if backend == "numpy" else [torch.as_tensor(a) for a in args]
+    for backend in BACKENDS:
+        call = [torch.as_tensor(a) for a in args] if backend == "torch" else args
         try:
             g.compile(backend)(*call)
         except sg.ArgumentError as e:
             raised += 1
             print(f"  out-of-range {name} [{backend}]: ArgumentError: {e}")
-    return raised == 2
+    return raised == len(BACKENDS)
 
 
 def finish(ok, what):
