@@ -23,7 +23,12 @@ import threading
 from ...core.optional import MissingDependencyError
 from ...errors import SymgradError
 
-FLAGS = ("-O2", "-fPIC", "-shared", "-std=gnu99", "-fno-math-errno", "-w")
+FLAGS = ("-fPIC", "-shared", "-std=gnu99", "-fno-math-errno", "-w")
+# Optimising one straight-line function costs the compiler more than linear time: a
+# gradient of 9000 statements (chain K=1000) takes ~5 s of CPU at -O2 and 0.3 s at -O0,
+# and runs only ~1.3x slower unoptimised (its time is in sin/cos/exp calls). So sources
+# beyond LARGE statements are built at -O0.
+LARGE = 3000
 INSTALL = ("install a C compiler (Debian/Ubuntu: apt-get install gcc python3-dev; macOS: "
            "xcode-select --install) and cffi (pip install 'symgrad[c]'), or compile for "
            "\"numpy\" instead")
@@ -75,28 +80,30 @@ def _include_dirs():
     return [d for d in {paths["include"], paths["platinclude"]} if d]
 
 
-def load(cdef, source):
-    """The ``lib`` and ``ffi`` of a module declaring ``cdef`` and defining ``source``."""
+def load(cdef, source, statements=0):
+    """The ``lib`` and ``ffi`` of a module declaring ``cdef`` and defining ``source``
+    (of ``statements`` statements, which choose the optimisation level)."""
     cffi = _cffi()
     cc = compiler()
-    key = hashlib.sha256("\0".join((cdef, source, " ".join(cc), " ".join(FLAGS),
+    flags = ("-O0" if statements > LARGE else "-O2",) + FLAGS
+    key = hashlib.sha256("\0".join((cdef, source, " ".join(cc), " ".join(flags),
                                     cffi.__version__, sysconfig.get_config_var("EXT_SUFFIX")
                                     or "")).encode()).hexdigest()[:24]
     name = f"_symgrad_c_{key}"
     with _lock:
         module = _modules.get(name)
         if module is None:
-            module = _modules[name] = _load_or_build(cffi, cc, name, cdef, source)
+            module = _modules[name] = _load_or_build(cffi, cc, flags, name, cdef, source)
     return module.lib, module.ffi
 
 
-def _load_or_build(cffi, cc, name, cdef, source):
+def _load_or_build(cffi, cc, flags, name, cdef, source):
     directory = cache_dir()
     suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
     path = os.path.join(directory, name + suffix)
     if not os.path.exists(path):
         os.makedirs(directory, exist_ok=True)
-        _build(cffi, cc, name, cdef, source, directory, path, suffix)
+        _build(cffi, cc, flags, name, cdef, source, directory, path, suffix)
     spec = importlib.util.spec_from_file_location(
         name, path, loader=importlib.machinery.ExtensionFileLoader(name, path))
     module = importlib.util.module_from_spec(spec)
@@ -104,7 +111,7 @@ def _load_or_build(cffi, cc, name, cdef, source):
     return module
 
 
-def _build(cffi, cc, name, cdef, source, directory, path, suffix):
+def _build(cffi, cc, flags, name, cdef, source, directory, path, suffix):
     ffi = cffi.FFI()
     ffi.cdef(cdef)
     ffi.set_source(name, source)
@@ -113,7 +120,7 @@ def _build(cffi, cc, name, cdef, source, directory, path, suffix):
         with contextlib.redirect_stdout(io.StringIO()):   # cffi says "generating <file>"
             ffi.emit_c_code(c_file)
         out = os.path.join(tmp, name + suffix)
-        command = cc + list(FLAGS) + [f"-I{d}" for d in _include_dirs()] + [
+        command = cc + list(flags) + [f"-I{d}" for d in _include_dirs()] + [
             c_file, "-o", out, "-lm"]
         try:
             done = subprocess.run(command, capture_output=True, text=True, check=False)

@@ -71,7 +71,8 @@ def build_hybrid(prog, plan, outputs, inputs, func_name, with_value, zero_shapes
         decl, definition, k.dims = kernel_c(k, shapes)
         decls.append(decl)
         defs.append(definition)
-    lib, ffi = load("\n".join(decls), PRELUDE + "\n" + "\n".join(defs))
+    lib, ffi = load("\n".join(decls), PRELUDE + "\n" + "\n".join(defs),
+                    sum(len(k.statements) for k in kernels))
 
     args = [Argument(x) for x in inputs]
     floats = [a for a in args if a.node.kind == "float"]
