@@ -39,6 +39,10 @@ def compile_function(outputs, inputs, backend, func_name="gradient", with_value=
 
 def source(outputs, inputs, backend, func_name="gradient", with_value=None, zero_shapes=None):
     """Standalone source of the function (imports its backend's modules only)."""
+    if hasattr(backend_named(backend), "compile_function"):
+        raise ArgumentError(f"the {backend} backend builds native code, not standalone Python "
+                            "source; compiled functions carry their C as "
+                            "fn.__symgrad_c_source__, and source('numpy') gives the Python")
     src, _ = build_source(outputs, inputs, backend_named(backend), func_name, with_value,
                           zero_shapes)
     return src
