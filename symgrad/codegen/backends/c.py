@@ -104,7 +104,8 @@ def _native_statements(prog):
 def _plan(prog, native):
     """The program as a list of ("numpy", statement) and ("kernel", Kernel) in an order
     that respects every dependency: a kernel collects the native statements of its shape
-    until a statement outside it needs one of its values, and is emitted then."""
+    until a statement outside it needs one of its values, and is emitted then. An array
+    kernel of one statement becomes NumPy code again."""
     items, open_kernels, owner = [], [], {}
 
     def close(kernel):
@@ -131,6 +132,9 @@ def _plan(prog, native):
         owner[name] = kernel
     for k in list(open_kernels):
         close(k)
+    # one array op alone gains nothing in C over NumPy's own loop: it stays NumPy code
+    items = [("numpy", k.statements[0][:3]) if kind == "kernel" and not k.scalar
+             and len(k.statements) == 1 else (kind, k) for kind, k in items]
     kernels = [k for kind, k in items if kind == "kernel"]
     for i, k in enumerate(kernels):
         k.index = i

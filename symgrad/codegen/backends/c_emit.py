@@ -43,7 +43,8 @@ def _kernel_lines(k, shapes, python_floats):
              f"{out} = numpy.empty(({len(k.outputs)}, {size}))",
              f"if {size}:",
              f"    _k{k.index}({', '.join([size] + args + [f'_p({out})'])})"]
-    lines += [f"{name} = {out}[{j}].reshape({shape})" for j, name in enumerate(k.outputs)]
+    lines += [f"{name} = {out}[{j}]" + ("" if len(k.shape) == 1 else f".reshape({shape})")
+              for j, name in enumerate(k.outputs)]
     return lines
 
 
