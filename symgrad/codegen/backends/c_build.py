@@ -16,6 +16,7 @@ import importlib.util
 import os
 import shutil
 import subprocess
+import sys
 import sysconfig
 import tempfile
 import threading
@@ -23,7 +24,8 @@ import threading
 from ...core.optional import MissingDependencyError
 from ...errors import SymgradError
 
-FLAGS = ("-fPIC", "-shared", "-std=gnu99", "-fno-math-errno", "-w")
+FLAGS = ("-fPIC", "-shared", "-std=gnu99", "-fno-math-errno", "-w") + (
+    ("-undefined", "dynamic_lookup") if sys.platform == "darwin" else ())  # Python's symbols
 # Optimising one straight-line function costs the compiler more than linear time: a
 # gradient of 9000 statements (chain K=1000) takes ~5 s of CPU at -O2 and 0.3 s at -O0,
 # and runs only ~1.3x slower unoptimised (its time is in sin/cos/exp calls). So sources

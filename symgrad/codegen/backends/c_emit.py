@@ -135,7 +135,7 @@ def build_hybrid(prog, plan, outputs, inputs, func_name, with_value, zero_shapes
                 f"        return {result_code(fast_of)}"]
     src += list(preamble.values())
     if fast:
-        src += ["", f"def _checked(*args):"] + ["    " + line for line in checked]
+        src += ["", "def _checked(*args):"] + ["    " + line for line in checked]
         src += ["", f"def {name}(*args):"] + ["    " + line for line in fast]
         src += ["    return _checked(*args)"]
     else:
