@@ -190,7 +190,7 @@ def test_every_torch_name_of_an_op_exists(name):
 def test_unknown_backend_lists_the_known_ones():
     g = sg.grad_fn(lambda x: x * x)
     for name in ("math", "nope", None):
-        with pytest.raises(sg.SymgradError, match="the backends are 'numpy', 'torch'"):
+        with pytest.raises(sg.SymgradError, match=r"the backends are .*'numpy', .*'torch'"):
             g.compile(name)
 
 

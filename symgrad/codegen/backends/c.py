@@ -196,7 +196,9 @@ class CBackend(Backend):
     modules = ("math", "numpy")
 
     def printer(self):
-        return CCodePrinter()
+        """The printer of the statements outside the kernels: NumPy's (the kernels' C
+        comes from ``c_printer``)."""
+        return _NUMPY.printer()
 
     def namespace(self):
         return _NUMPY.namespace()
