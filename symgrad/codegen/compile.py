@@ -21,7 +21,11 @@ def compile_function(outputs, inputs, backend, func_name="gradient", with_value=
     ``build_source``. Its captured arrays live in its own namespace and die with it."""
     target = backend_named(backend)
     if hasattr(target, "compile_function"):   # a backend that builds its own function
-        return target.compile_function(outputs, inputs, func_name, with_value, zero_shapes)
+        from . import emit                      # from emit's parts, and NumPy's as fallback
+        return target.compile_function(
+            emit, lambda: compile_function(outputs, inputs, "numpy", func_name, with_value,
+                                           zero_shapes),
+            outputs, inputs, func_name, with_value, zero_shapes)
     src, arrays = build_source(outputs, inputs, target, func_name, with_value, zero_shapes,
                                standalone=False, lazy_fallback=True)
     namespace = target.namespace()

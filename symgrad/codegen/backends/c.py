@@ -30,6 +30,7 @@ from ...errors import RegistryError
 from ..names import code_name, is_plain
 from .base import Backend
 from .c_build import CompilerError  # noqa: F401 - raised by compile("c") without a compiler
+from .c_emit import build_hybrid
 from .c_printer import CCodePrinter
 from .numpy import NumpyBackend
 
@@ -204,10 +205,11 @@ class CBackend(Backend):
         return _NUMPY.namespace()
 
     @gc_paused
-    def compile_function(self, outputs, inputs, func_name="gradient", with_value=None,
-                         zero_shapes=None):
-        from ..compile import compile_function as compile_numpy
-        from ..emit import _check_dims_bound
+    def compile_function(self, emit, numpy_function, outputs, inputs, func_name="gradient",
+                         with_value=None, zero_shapes=None):
+        """The compiled function (``codegen.compile`` passes the ``emit`` module, whose
+        argument checks the function shares, and ``numpy_function()``, the NumPy
+        backend's function, returned when nothing of the program runs in C)."""
         if zero_shapes is None:
             zero_shapes = [o.shape for o in outputs]
         zero_shapes = list(zero_shapes)
@@ -216,12 +218,11 @@ class CBackend(Backend):
             targets.append(with_value)
         prog = Program(targets, inputs, prefix="_t", array_name=lambda node, k: f"_c{k}",
                        input_name=lambda x: code_name(x.name))
-        _check_dims_bound(prog, inputs)
+        emit._check_dims_bound(prog, inputs)
         native = _native_statements(prog)
         if not native:
-            return compile_numpy(outputs, inputs, "numpy", func_name, with_value, zero_shapes)
-        from .c_emit import build_hybrid
-        return build_hybrid(prog, _plan(prog, native), outputs, inputs, func_name,
+            return numpy_function()
+        return build_hybrid(emit, prog, _plan(prog, native), outputs, inputs, func_name,
                             with_value, zero_shapes, _kernel_c, _NUMPY,
                             func_name if is_plain(func_name) else "gradient")
 

@@ -6,8 +6,6 @@ import itertools
 import linecache
 
 from ...errors import ArgumentError, EvaluationError
-from ..emit import (Argument, Code, _arguments_code, _dim_checks, _output_code,
-                    _translated_errors, say)
 from ..names import dim_code, shape_code
 from .c_build import load
 from .c_printer import PRELUDE
@@ -61,8 +59,11 @@ def _p_helper(ffi):
     return _p
 
 
-def build_hybrid(prog, plan, outputs, inputs, func_name, with_value, zero_shapes,
+def build_hybrid(emit, prog, plan, outputs, inputs, func_name, with_value, zero_shapes,
                  kernel_c, numpy_backend, name):
+    """The compiled function of ``prog`` run as ``plan`` (``c._plan``): kernels built by
+    ``kernel_c``, the rest printed by ``numpy_backend``, checks from ``emit``."""
+    Argument, Code, say, _output_code = emit.Argument, emit.Code, emit.say, emit._output_code
     items, kernels = plan
     shapes = {prog.name_of(x): x.shape for x in inputs}
     shapes.update({n: v.shape for n, v in zip(prog.arrays, prog.arrays.values())})
@@ -114,11 +115,11 @@ def build_hybrid(prog, plan, outputs, inputs, func_name, with_value, zero_shapes
     if args:
         head.append(unpack)
     arrays = {n: n for n in prog.arrays}
-    head += _arguments_code(args, numpy_backend, arrays, preamble)
-    head += _dim_checks(prog, inputs)
+    head += emit._arguments_code(args, numpy_backend, arrays, preamble)
+    head += emit._dim_checks(prog, inputs)
     body = body_lines(all_scalar)
     body.append(f"return {numpy_backend.result(result_code(prog.name_of), floats)}")
-    checked = head + _translated_errors(body, name)
+    checked = head + emit._translated_errors(body, name)
 
     src = [numpy_backend.argument_helper]
     fast = []
