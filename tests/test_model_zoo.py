@@ -1,5 +1,5 @@
 """The model zoo (examples/models/): each script derives its model's gradient once and
-checks the compiled NumPy and torch gradients against torch.autograd (float64) on two
+checks the compiled NumPy and torch (and C) gradients against torch.autograd (float64) on two
 batches with different labels or ids, order 2 on the small ones, sg.check, printed
 formulas, and (for models fed ids or labels) that an out-of-range id raises in both
 backends. Running ``main()`` here is running the example."""
@@ -29,9 +29,20 @@ def test_the_zoo_has_the_models_of_the_issue():
     assert {"lstm_lm", "gru_classifier", "cell_loop", "transformer_encoder"} <= names
 
 
-@pytest.mark.parametrize("script", SCRIPTS, ids=[p.stem for p in SCRIPTS])
-def test_model(script, capsys):
-    assert load(script).main()
+# compile("c") on every model; the unrolled recurrences and the larger conv nets (long C
+# sources, 10-30 s of compiling each) only with -m slow
+SLOW_NATIVE = {"cell_loop", "conv1d_net", "gru_classifier", "lstm_lm", "resnet_block"}
+CASES = [pytest.param(p, ("numpy", "torch"), id=p.stem) for p in SCRIPTS] + [
+    pytest.param(p, ("c",), id=f"{p.stem}-c",
+                 marks=[pytest.mark.slow] if p.stem in SLOW_NATIVE else [])
+    for p in SCRIPTS]
+
+
+@pytest.mark.parametrize("script, backends", CASES)
+def test_model(script, backends, capsys, monkeypatch):
+    module = load(script)
+    monkeypatch.setattr(sys.modules["_zoo"], "BACKENDS", backends)
+    assert module.main()
     out = capsys.readouterr().out
     assert "dL/d" in out and "MISMATCH" not in out
 

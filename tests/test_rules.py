@@ -62,7 +62,8 @@ def params(test, select=lambda spec, case: True):
 # Backends beyond NumPy and torch, held to the same table: each case once more per backend
 # (id "<op>-<case>-<backend>"), the first case of each op in the default run and the whole
 # table under ``slow`` (a jit compile per case).
-EXTRA_BACKENDS = ("jax",)
+EXTRA_BACKENDS = ("jax", "c")
+BACKEND_MODULES = {"jax": "jax", "c": "cffi", "numba": "numba", "torch": "torch"}
 
 
 def backend_params(test, select=lambda spec, case: True):
@@ -197,7 +198,7 @@ def losses(spec, case):
 def test_gradient(spec, case, backends):
     for b in backends:
         if b != "numpy":
-            pytest.importorskip(b)
+            pytest.importorskip(BACKEND_MODULES.get(b, b))
     check_gradient(spec, case, backends)
 
 
@@ -233,7 +234,7 @@ def check_gradient(spec, case, backends=("numpy", "torch")):
 def test_jvp(spec, case, backends):
     for b in backends:
         if b != "numpy":
-            pytest.importorskip(b)
+            pytest.importorskip(BACKEND_MODULES.get(b, b))
     check_jvp(spec, case, backends)
 
 

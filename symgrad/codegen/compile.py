@@ -28,6 +28,12 @@ def compile_function(outputs, inputs, backend, func_name="gradient", with_value=
     if target.name in PIPELINES:
         return PIPELINES[target.name][0](target, outputs, inputs, func_name, with_value,
                                          zero_shapes)
+    if hasattr(target, "compile_function"):   # a backend that builds its own function
+        from . import emit                      # from emit's parts, and NumPy's as fallback
+        return target.compile_function(
+            emit, lambda: compile_function(outputs, inputs, "numpy", func_name, with_value,
+                                           zero_shapes),
+            outputs, inputs, func_name, with_value, zero_shapes)
     if target.blas_threads:
         threads.configure()
     src, arrays = build_source(outputs, inputs, target, func_name, with_value, zero_shapes,
@@ -51,6 +57,10 @@ def source(outputs, inputs, backend, func_name="gradient", with_value=None, zero
     if target.name in PIPELINES:
         return PIPELINES[target.name][1](target, outputs, inputs, func_name, with_value,
                                          zero_shapes)
+    if hasattr(target, "compile_function"):
+        raise ArgumentError(f"the {backend} backend builds native code, not standalone Python "
+                            "source; compiled functions carry their C as "
+                            "fn.__symgrad_c_source__, and source('numpy') gives the Python")
     src, _ = build_source(outputs, inputs, backend_named(backend), func_name, with_value,
                           zero_shapes)
     return src

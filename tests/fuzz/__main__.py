@@ -28,10 +28,11 @@ def main(argv=None):
     p.add_argument("--threads-every", type=int, default=100,
                    help="run the last 8 programs from 8 threads every this many (0: never)")
     p.add_argument("--backends", default="numpy,torch",
-                   help="compiled backends checked, comma-separated (e.g. numpy,torch,jax)")
+                   help="compiled backends checked, comma-separated (e.g. numpy,torch,jax,c)")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="print every program and its outcome")
     args = p.parse_args(argv)
+    backends = tuple(b.strip() for b in args.backends.split(",") if b.strip())
 
     warnings.simplefilter("ignore")     # numpy's divide-by-zero warnings and the like
     tally = Tally()
@@ -46,7 +47,7 @@ def main(argv=None):
         elif outcome.status != "ok":
             print(f"seed {seed}: {outcome.status} {outcome.kind}".rstrip(), flush=True)
         if args.threads_every and tally.programs % args.threads_every == 0:
-            threaded = run_threaded(range(seed - 7, seed + 1))
+            threaded = run_threaded(range(seed - 7, seed + 1), backends=backends)
             tally.threaded_runs += 1
             tally.threaded_problems += threaded
             for problem in threaded:

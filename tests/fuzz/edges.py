@@ -136,14 +136,14 @@ def compare(label, got, ref, shape, dtype, rtol, atol, also=None, notes=None, sp
 class EdgeRun:
     """One program's gradient function, compiled for both backends once."""
 
-    def __init__(self, program, rng, notes=None):
+    def __init__(self, program, rng, notes=None, backends=("numpy", "torch")):
         self.program = program
         self.rng = rng
         self.notes = Counter() if notes is None else notes
         self.g = sg.grad_fn(program.function("sg"), shapes=program.shapes)
         self.ops = {n.op for n in topo_order(self.g.grads + [self.g.output])
                     if n is not None}
-        self.compiled = {b: self.g.compile(b) for b in ("numpy", "torch")}
+        self.compiled = {b: self.g.compile(b) for b in backends}
 
     def draw(self, sizes):
         p = self.program
@@ -235,10 +235,10 @@ class EdgeRun:
         return self.run(f"empty ({name}=0)", arrays, sizes=sizes, nonfinite=True)
 
 
-def check_edges(program, seed, modes=EDGE_MODES, notes=None):
+def check_edges(program, seed, modes=EDGE_MODES, notes=None, backends=("numpy", "torch")):
     """Problems found running ``program``'s gradient in ``modes`` (``notes``: a Counter
-    of the tolerated differences, see the module docstring)."""
-    run = EdgeRun(program, np.random.default_rng(seed), notes)
+    of the tolerated differences, see the module docstring) on ``backends``."""
+    run = EdgeRun(program, np.random.default_rng(seed), notes, backends)
     problems = []
     for mode in modes:
         problems += getattr(run, mode)()

@@ -169,7 +169,7 @@ def run_one(seed, max_steps=5, trials=2, timeout=120, first_op=None, names=True,
             problems = [] if report.ok else [str(report)]
             if edges:
                 stage = "edges"
-                problems += check_edges(program, seed, notes=notes)
+                problems += check_edges(program, seed, notes=notes, backends=backends)
             if views:
                 stage = "views"
                 problems += check_views(original, seed)
@@ -191,7 +191,7 @@ def run_one(seed, max_steps=5, trials=2, timeout=120, first_op=None, names=True,
                    time.perf_counter() - start, notes)
 
 
-def run_threaded(seeds, threads=8, max_steps=5):
+def run_threaded(seeds, threads=8, max_steps=5, backends=("numpy", "torch")):
     """Problems found running the programs of ``seeds`` at once, one per thread (up to
     ``threads``): each thread traces, differentiates, compiles (both backends) and calls
     its program; the results must equal torch.autograd's, computed beforehand."""
@@ -219,8 +219,8 @@ def run_threaded(seeds, threads=8, max_steps=5):
         try:
             barrier.wait()
             g = sg.grad_fn(program.function("sg"), shapes=program.shapes)
-            for backend in ("numpy", "torch"):
-                args = arrays if backend == "numpy" else [torch.as_tensor(a) for a in arrays]
+            for backend in backends:
+                args = [torch.as_tensor(a) for a in arrays] if backend == "torch" else arrays
                 got = g.compile(backend)(*args)
                 for x, o, r, a in zip(g.inputs, got, ref, arrays):
                     problems.extend(f"seed {seed} (thread): {p}" for p in compare(

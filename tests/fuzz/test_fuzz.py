@@ -84,6 +84,38 @@ def test_programs_from_eight_threads():
     assert not problems, "\n".join(problems)
 
 
+# ----- the native backends: the same programs, compiled for each ---------------------------
+# One program per op and NATIVE_PROGRAMS random ones in the normal run (every op is also
+# compiled natively by test_rules); all RANDOM_PROGRAMS under -m slow. Names, edges
+# (float32 dtypes, integers, nan/inf, zero sizes) and threads as for NumPy and torch.
+
+NATIVE_BACKENDS = ["c"]
+NATIVE_PROGRAMS = 12
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", NATIVE_BACKENDS)
+@pytest.mark.parametrize("op", sorted(SPECS))
+def test_native_program_starting_with(op, backend):
+    outcome = run_one(zlib.crc32(op.encode()), max_steps=4, first_op=op, views=False,
+                      backends=(backend,))
+    assert_agrees(outcome)
+
+
+@pytest.mark.parametrize("backend", NATIVE_BACKENDS)
+@pytest.mark.parametrize("seed", [pytest.param(s, marks=[] if s < 1_000_000 + NATIVE_PROGRAMS
+                                               else [pytest.mark.slow])
+                                  for s in range(1_000_000, 1_000_000 + RANDOM_PROGRAMS)])
+def test_native_random_program(seed, backend):
+    assert_agrees(run_one(seed, max_steps=5, views=False, backends=(backend,)))
+
+
+@pytest.mark.parametrize("backend", NATIVE_BACKENDS)
+def test_native_programs_from_eight_threads(backend):
+    problems = run_threaded(range(2_000_000, 2_000_012), threads=8, backends=(backend,))
+    assert not problems, "\n".join(problems)
+
+
 def test_suite_runs_over_500_programs():
     assert len(SPECS) + RANDOM_PROGRAMS >= 500
 

@@ -6,10 +6,11 @@ from .numba import NumbaBackend
 from .numpy import NumpyBackend
 from .torch import TorchBackend
 from .jax import JaxBackend
+from .c import CBackend
 
-BACKENDS = {b.name: b for b in (NumpyBackend(), TorchBackend())}
-BACKENDS[JaxBackend.name] = JaxBackend()
-BACKENDS["numba"] = NumbaBackend()   # numba is imported when a function is compiled
+# jax, numba and cffi are imported when a function is compiled for them
+BACKENDS = {b.name: b for b in (NumpyBackend(), TorchBackend(), JaxBackend(), NumbaBackend(),
+                                CBackend())}
 INTERNAL = {b.name: b for b in (MathBackend(),)}   # used by other backends only
 
 
