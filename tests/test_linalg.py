@@ -145,7 +145,7 @@ def test_cdist_gradient_at_coincident_points_is_zero_like_torch():
 def test_batched_gradient_reads_as_ops():
     g = sg.grad_fn(lambda a: sg.sum(sg.det(a)), shapes={"a": ("B", "n", "n")})
     text = str(g)
-    assert "det(a)" in text and "a⁻¹" in text
+    assert "det(a)" in text and "inv(a)" in text
 
 
 @pytest.mark.parametrize("f, shapes, match", [

@@ -20,7 +20,7 @@ def _grad(f, shapes, *args):
 def test_roll_gradient_reads_as_a_roll_back():
     g = sg.grad_fn(lambda x: (torch.roll(x, (1, -2), (0, 1)) * torch.sin(x)).sum(),
                    shapes={"x": (3, 4)})
-    assert "roll(sin(x), shifts=(-1, 2), axis=(0, 1))" in str(g)
+    assert "roll(sin(x), (-1, 2), axis=(0, 1))" in str(g)
 
 
 def test_offset_diagonal_gradient_is_a_diag_embed():

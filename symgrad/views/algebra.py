@@ -197,6 +197,11 @@ def hadamard(a, b):
         c = scaled_ones(p)
         if c is not None:
             return mat(c, q)
+    for p, q in ((a, b), (b, a)):
+        if isinstance(p, MatMul):
+            c, fs = p.as_coeff_matrices()
+            if c != 1 and len(fs) == 1:
+                return mat(c, hadamard(fs[0], q))
     base_a, exp_a = _power_of(a)
     base_b, exp_b = _power_of(b)
     if base_a == base_b:
@@ -274,8 +279,13 @@ def ones(rows, cols):
     return Ones(rows, cols)
 
 
+_ELEMENT = sympy.Dummy("d", real=True, dummy_index=0)
+
+
 def _dummy():
-    return sympy.Dummy("d", real=True)
+    """The variable of an elementwise function (one for all, so equal formulas compare
+    equal)."""
+    return _ELEMENT
 
 
 def elementwise(fn, t):

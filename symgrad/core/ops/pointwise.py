@@ -400,7 +400,6 @@ def clamp(x: TensorLike, min: TensorLike | None = None, max: TensorLike | None =
        kind=same_kind, simplify=simp.detach, differentiable=False, bool_inputs=True,
        text="detach({x})", latex=r"\operatorname{{sg}}\left({x}\right)",
        numpy="{x}", torch="{x:atom}.detach()", math="{x}",
-       matrix=lambda m, node, x: x,
        torch_names=("torch.detach", "torch.Tensor.detach"))
 def detach(x: TensorLike) -> Result:
     """x as a constant for differentiation (``torch.Tensor.detach``,
