@@ -248,6 +248,7 @@ class FormulaReader:
             cond = scalar(c)
             if isinstance(cond, (sympy.logic.boolalg.Boolean, sympy.core.relational.Relational)):
                 return Piecewise((scalar(a), cond), (excluding(scalar(b), cond), True))
+            return self.call(node, c, a, b)
         cond, yes, no = node.inputs
         if no.is_const and no.attrs["value"] == 0 and shapes_equal(cond.shape, node.shape):
             return hadamard(Bracket(c), self.lift(yes, node.shape))
