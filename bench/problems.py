@@ -20,9 +20,11 @@ import time
 
 import numpy as np
 
-PROBLEMS = ("chain", "rosenbrock", "mlp", "logreg", "attention")
+PROBLEMS = ("seed_simple", "seed_module", "chain", "rosenbrock", "mlp", "logreg", "attention")
 
 WRT = {
+    "seed_simple": ("a", "b"),
+    "seed_module": ("a", "b", "c"),
     "chain": ("x", "y"),
     "rosenbrock": ("x",),
     "mlp": ("W1", "b1", "W2", "b2"),
@@ -32,7 +34,9 @@ WRT = {
 
 # sizes per problem: (label, params); quick is the --quick subset
 SIZES = {
-    "chain": [(f"K={K}", {"K": K}) for K in (10, 100, 1000, 10000)],
+    "seed_simple": [("n=4", {"n": 4})],
+    "seed_module": [(f"n=r=m={n}", {"n": n}) for n in (8, 256)],
+    "chain": [(f"K={K}", {"K": K}) for K in (10, 40, 100, 160, 1000, 10000)],
     "rosenbrock": [(f"n={n:g}" if n < 1000 else f"n=1e{round(math.log10(n))}", {"n": n})
                    for n in (10, 1000, 100000)],
     "mlp": [("16/16/16 b8", {"d": 16, "h": 16, "o": 16, "B": 8}),
@@ -40,11 +44,13 @@ SIZES = {
     "logreg": [("N=1000 d=50", {"N": 1000, "d": 50, "lam": 1e-2})],
     "attention": [("seq=64 d=32", {"s": 64, "d": 32})],
 }
-QUICK = {"chain": ["K=10", "K=100"], "rosenbrock": ["n=10", "n=1e3"], "mlp": ["16/16/16 b8"],
+QUICK = {"seed_simple": ["n=4"], "seed_module": ["n=r=m=8"], "chain": ["K=10", "K=100"], "rosenbrock": ["n=10", "n=1e3"], "mlp": ["16/16/16 b8"],
          "logreg": ["N=1000 d=50"], "attention": ["seq=64 d=32"]}
 
 # symbolic dims symgrad is given (the compiled code binds them from the arguments' shapes)
 SG_SHAPES = {
+    "seed_simple": {"a": ("n",), "b": ("n",)},
+    "seed_module": {"a": ("r", "n"), "b": ("m", "r"), "c": ("m",), "x": ("n",)},
     "chain": {},
     "rosenbrock": {"x": ("n",)},
     "mlp": {"W1": ("d", "h"), "b1": ("h",), "W2": ("h", "o"), "b2": ("o",),
@@ -56,6 +62,10 @@ SG_SHAPES = {
 
 def work(problem, p):
     """Rough count of scalar operations in the forward pass (for caps and extrapolation)."""
+    if problem == "seed_simple":
+        return 3 * p["n"]
+    if problem == "seed_module":
+        return 4 * p["n"] ** 2
     if problem == "chain":
         return 4 * p["K"]
     if problem == "rosenbrock":
@@ -72,6 +82,12 @@ def work(problem, p):
 def make_inputs(problem, p, seed=0):
     """{name: float64 ndarray} in the function's argument order (0-d arrays for scalars)."""
     rng = np.random.default_rng(seed)
+    if problem == "seed_simple":
+        return {"a": rng.random(p["n"]), "b": rng.random(p["n"])}
+    if problem == "seed_module":
+        n = p["n"]
+        return {"a": rng.standard_normal((n, n)), "b": rng.standard_normal((n, n)),
+                "c": rng.standard_normal(n), "x": rng.standard_normal(n)}
     if problem == "chain":
         # (1.0, 1.2) is in the basin of an attracting fixed point: finite for every K
         return {"x": np.array(1.0), "y": np.array(1.2)}
@@ -125,6 +141,12 @@ class NS:
 
 def forward(problem, p, ns, args):
     """The loss, written once with the ops in ``ns`` (args in argument order)."""
+    if problem == "seed_simple":
+        a, b = args
+        return ns.sum((a + b) * b)
+    if problem == "seed_module":
+        a, b, c, x = args
+        return ns.sum(b @ a @ x + c)
     if problem == "chain":
         x, y = args
         for _ in range(p["K"]):
@@ -380,6 +402,13 @@ def build_symgrad(problem, p, inputs, backend):
 
 def casadi_loss(problem, p, ca, sym):
     """Problem inputs as CasADi symbols (vectors are columns), the loss, and wrt symbols."""
+    if problem == "seed_simple":
+        a, b = sym("a", p["n"]), sym("b", p["n"])
+        return [a, b], ca.sum1((a + b) * b)
+    if problem == "seed_module":
+        n = p["n"]
+        a, b, c, x = sym("a", n, n), sym("b", n, n), sym("c", n), sym("x", n)
+        return [a, b, c, x], ca.sum1(ca.mtimes(b, ca.mtimes(a, x)) + c)
     if problem == "chain":
         x, y = sym("x"), sym("y")
         syms = [x, y]
@@ -451,7 +480,11 @@ def sympy_loss(problem, p, sp, inputs):
 
     A = {k: arr(k, np.shape(v)) for k, v in inputs.items()}
     M = {k: sp.Matrix(v) if isinstance(v, list) else v for k, v in A.items()}
-    if problem == "chain":
+    if problem == "seed_simple":
+        loss = sum((ai + bi) * bi for ai, bi in zip(A["a"], A["b"]))
+    elif problem == "seed_module":
+        loss = sum(M["b"] * M["a"] * M["x"] + M["c"])
+    elif problem == "chain":
         x, y = A["x"], A["y"]
         for _ in range(p["K"]):
             x = sp.sin(x) * x + sp.cos(y) * x
@@ -533,6 +566,14 @@ def hand_chain(K):
     return grad
 
 
+def hand_seed_simple(a, b):
+    return b.copy(), a + 2.0 * b
+
+
+def hand_seed_module(a, b, c, x):
+    return np.outer(b.sum(axis=0), x), np.outer(np.ones(b.shape[0]), a @ x), np.ones_like(c)
+
+
 def hand_rosenbrock(x):
     a = x[:-1]
     t = x[1:] - a * a
@@ -574,7 +615,11 @@ def hand_attention(d):
 
 def build_hand(problem, p, inputs):
     args = list(inputs.values())
-    if problem == "chain":
+    if problem == "seed_simple":
+        fn = hand_seed_simple
+    elif problem == "seed_module":
+        fn = hand_seed_module
+    elif problem == "chain":
         fn = hand_chain(p["K"])
         args = [float(a) for a in args]
     elif problem == "rosenbrock":

@@ -81,7 +81,7 @@ def module_of(problem):
     import hessians as H
     import problems as P
     return H if problem in H.PROBLEMS else P
-MX_PROBLEMS = ("rosenbrock", "mlp", "logreg", "attention")
+MX_PROBLEMS = ("seed_simple", "seed_module", "rosenbrock", "mlp", "logreg", "attention")
 SX_MAX_WORK = 3e6
 TOLERANCE = 1e-7
 THREAD_ENV = {

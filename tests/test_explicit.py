@@ -17,6 +17,10 @@ from rule_specs import SPECS
 from test_rules import as_torch, concrete, draw, losses, seed_of
 
 MAX_ELEMENTS = 12
+# SymPy's per-element forms of these take 10-70 s (a Cholesky factor inside a Gaussian
+# likelihood, the SVD of a non-square matrix); other cases of the same ops stay in the
+# default run, these run with `-m slow`.
+SLOW_CASES = {"cholesky-gaussian_nll", "svd_vh-wide", "svd_u-tall"}
 
 
 def small_cases():
@@ -25,7 +29,9 @@ def small_cases():
         for case in spec.cases:
             sizes = [int(np.prod(concrete(s, case.dims))) for s in case.shapes.values()]
             if sum(sizes) <= MAX_ELEMENTS:
-                out.append(pytest.param(spec, case, id=f"{spec.op}-{case.id}"))
+                key = f"{spec.op}-{case.id}"
+                marks = [pytest.mark.slow] if key in SLOW_CASES else []
+                out.append(pytest.param(spec, case, id=key, marks=marks))
     return out
 
 

@@ -28,3 +28,10 @@ def triangle(node):
         inner = triangle(node.inputs[0])
         return {"lower": "upper", "upper": "lower"}.get(inner)
     return None
+
+
+def rank_one_factors(node):
+    """(u, v) when ``node`` is the outer product u vᵀ of two vectors, else None: a product
+    with it stays rank one (``ops.linalg``'s matmul), O(n²) where the matrix product is
+    O(n³)."""
+    return tuple(node.inputs) if node.op == "outer" else None

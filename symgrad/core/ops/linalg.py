@@ -154,7 +154,20 @@ def _matmul_batch(node, ins, size):
     return transpose(reshape(out, (xs[0], size, ys[1])), (1, 0, 2))
 
 
-@defop("matmul", ("x", "y"), shape=_matmul_shape, simplify=simp.matmul,
+def _matmul_simplify(inputs, attrs, shape):
+    """The local algebra of ``simplify``, then: a product with an outer product stays rank
+    one, M (u vᵀ) = (M u) vᵀ and (u vᵀ) N = u (vᵀ N), a vector times u vᵀ a scaled vector."""
+    from ..structure import rank_one_factors
+    done, (x, y) = simp.matmul(inputs, attrs, shape), inputs
+    if done is not None or len(x.shape) > 2 or len(y.shape) > 2:
+        return done
+    if (uv := rank_one_factors(y)) is not None:
+        return outer(matmul(x, uv[0]), uv[1]) if len(x.shape) == 2 else dot(x, uv[0]) * uv[1]
+    if (uv := rank_one_factors(x)) is not None:
+        return outer(uv[0], matmul(uv[1], y)) if len(y.shape) == 2 else uv[0] * dot(uv[1], y)
+
+
+@defop("matmul", ("x", "y"), shape=_matmul_shape, simplify=_matmul_simplify,
        precedence="MatMul", latex_precedence="Mul",
        text="{x:mul}@{y:pow}", latex="{x:mul} {y:mul}", numpy="{x:mul} @ {y:pow}",
        torch="{x:mul} @ {y:pow}", matrix=lambda m, node, x, y: m.matmul(node, x, y),
