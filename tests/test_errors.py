@@ -170,9 +170,25 @@ def test_int_of_symbolic_tensor():
 
 def test_numpy_function_on_symbolic_tensor():
     def f(x):
-        return np.sin(x)
-    with raises(sg.UnsupportedOpError, "sin", "sg.sin"):
-        sg.grad_fn(f)
+        return np.cumsum(x)
+    with raises(sg.UnsupportedOpError, "cumsum", "sg.cumsum", "sg.Function"):
+        sg.grad_fn(f, shapes={"x": ("n",)})
+    with raises(sg.UnsupportedOpError, "numpy.add.reduce", "sg.sum", "sg.Function"):
+        sg.grad_fn(lambda x: np.add.reduce(x), shapes={"x": ("n",)})
+
+
+def test_numpy_elementwise_functions_trace_as_their_sg_ops():
+    import torch
+
+    def f(x, y):
+        return sg.sum(np.sin(x) * np.absolute(y) + np.arctan2(x, y) + np.exp(x) / 2)
+    g = sg.grad_fn(f, shapes={"x": ("n",), "y": ("n",)})
+    x = torch.randn(5, dtype=torch.float64, requires_grad=True)
+    y = torch.randn(5, dtype=torch.float64, requires_grad=True)
+    ref = torch.autograd.grad((torch.sin(x) * y.abs() + torch.atan2(x, y)
+                               + torch.exp(x) / 2).sum(), (x, y))
+    for ours, r in zip(g.compile("numpy")(x.detach().numpy(), y.detach().numpy()), ref):
+        np.testing.assert_allclose(ours, r.numpy(), rtol=1e-12)
 
 
 def test_op_without_rule_names_it_and_says_how_to_add_one(monkeypatch):

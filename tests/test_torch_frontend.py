@@ -1088,3 +1088,14 @@ EXAMPLES.update({
     "torch.quantile": Ex(lambda op, x: op(x, 0.3, dim=1), X),
     "torch.nanquantile": Ex(lambda op, x: op(x, 0.7, dim=0), X),
 })
+
+
+def test_tracing_and_checking_a_module_in_training_mode_leave_its_buffers_alone():
+    net = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4),
+                              torch.nn.Linear(4, 1))
+    before = {k: v.clone() for k, v in net.state_dict().items()}
+    mse = lambda out: (out ** 2).mean()  # noqa: E731
+    assert sg.check(net, shapes={"input": ("B", 3)}, loss=mse, order=1, dims={"B": 5}).ok
+    sg.grad_fn(net, shapes={"input": ("B", 3)}, loss=mse)
+    after = net.state_dict()
+    assert all(torch.equal(before[k], after[k]) for k in before)

@@ -35,6 +35,12 @@ _NUMPY_OPERATORS = {
     "less": "lt", "less_equal": "le", "greater": "gt", "greater_equal": "ge",
     "equal": "eq", "not_equal": "ne",
 }
+# NumPy's spellings of elementwise functions whose sg name differs.
+_NUMPY_NAMES = {
+    "absolute": "abs", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
+    "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "arctan2": "atan2",
+    "fmax": "maximum", "fmin": "minimum",
+}
 
 
 def _call(name, *args, **kwargs):
@@ -192,23 +198,28 @@ class Tensor:
             f"complex() of a symbolic Tensor ({self.op}) has no value while tracing")
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        """NumPy operators with an array on the left (``array + x``) trace as sg ops;
-        other NumPy functions cannot see inside a symbolic Tensor."""
-        op = _NUMPY_OPERATORS.get(ufunc.__name__)
+        """NumPy operators with an array on the left (``array + x``) and NumPy's
+        elementwise functions that have an sg op (``numpy.sin(x)``, ``numpy.absolute``)
+        trace as that op; other NumPy functions cannot see inside a symbolic Tensor."""
+        name = _NUMPY_NAMES.get(ufunc.__name__, ufunc.__name__)
+        op = _NUMPY_OPERATORS.get(name) or (name if name in FUNCTIONS else None)
         if method == "__call__" and op is not None and not kwargs:
             return _call(op, *inputs)
-        hint = f"sg.{ufunc.__name__}" if ufunc.__name__ in FUNCTIONS else "the sg ops"
+        shapes = ", ".join(fmt_shape(i.shape) if isinstance(i, Tensor) else type(i).__name__
+                           for i in inputs)
+        what = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+        hint = f"sg.{op}" if op is not None and method == "__call__" else \
+            "the sg ops (sg.sum, sg.cumsum, sg.amax, ... for reductions and scans)"
         raise UnsupportedOpError(
-            f"numpy.{ufunc.__name__} was called on a symbolic Tensor ({self.op}, shape "
-            f"{fmt_shape(self.shape)}); NumPy functions cannot be traced. Use {hint} "
-            "instead, or add a rule for the op under rules/")
+            f"{what} was called on a symbolic Tensor ({self.op}; operand shapes {shapes}); "
+            f"this NumPy call cannot be traced. Use {hint} instead.")
 
     def __array_function__(self, func, types, args, kwargs):
         name = func.__name__
         hint = f"sg.{name}" if name in FUNCTIONS else "the sg ops"
         raise UnsupportedOpError(
-            f"numpy.{name} was called on a symbolic Tensor; NumPy functions cannot be "
-            f"traced. Use {hint} instead, or add a rule for the op under rules/")
+            f"numpy.{name} was called on a symbolic Tensor ({self.op}, shape "
+            f"{fmt_shape(self.shape)}); NumPy functions cannot be traced. Use {hint} instead.")
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):

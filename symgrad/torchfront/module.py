@@ -152,6 +152,21 @@ def holding(module, replacements):
             store[key] = value
 
 
+@contextlib.contextmanager
+def preserving_buffers(module):
+    """The module's buffers as they were before, afterwards: a forward in training mode
+    updates running statistics and counters in place (BatchNorm's ``running_mean``,
+    ``num_batches_tracked``), and tracing or checking must not change the user's module."""
+    import torch
+    saved = [(b, b.detach().clone()) for b in module.buffers()]
+    try:
+        yield module
+    finally:
+        with torch.no_grad():
+            for b, value in saved:
+                b.copy_(value)
+
+
 MODULE_FORWARDS = {}   # "module.Class" of an nn.Module -> its forward on symbolic Tensors
 
 
@@ -342,7 +357,8 @@ class ModuleFunction:
         state, inputs = args[:len(self._state)], args[len(self._state):]
         replacements = {id(t): v for (_, t, _), v in zip(self._state, state)}
         try:
-            with holding(self.module, replacements), symbolic_forwards(self.module):
+            with preserving_buffers(self.module), holding(self.module, replacements), \
+                    symbolic_forwards(self.module):
                 return self._call_forward(self.module, inputs)
         except ShapeError as e:
             raise ShapeError(f"{e}{self._shape_hint()}") from None
@@ -387,7 +403,8 @@ class ModuleFunction:
                   and not isinstance(v, (int, float)) else v for v in inputs]
         values = {q: v for (q, _, _), v in zip(self._state, state)}
         holder = _FunctionalCall(self.module, values)
-        return self._call_forward(holder, inputs)
+        with preserving_buffers(self.module):
+            return self._call_forward(holder, inputs)
 
     def arguments(self, *inputs, backend="torch"):
         """Values for the compiled gradient: the module's parameters and buffers, then
