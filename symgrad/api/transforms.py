@@ -33,7 +33,7 @@ from ..diff.reverse import backward
 from ..errors import NonScalarOutputError, SymgradError
 from ..views.latex import latex_expr
 from .derivative import Block, DerivativeFn
-from .grad import make_inputs, resolve_wrt
+from .grad import input_text, make_inputs, resolve_wrt
 from .primals import Primals, _shape_of, flatten, unflatten
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "Jacobian", "Hessian"]
@@ -358,8 +358,7 @@ class _Transformed(DerivativeFn):
         return True if any(x.shape for x in self.inputs) else super()._matrix_view()
 
     def __repr__(self):
-        args = ", ".join(f"{x.name}: {fmt_shape(x.shape)}" if x.shape else f"{x.name}"
-                         for x in self.inputs)
+        args = ", ".join(input_text(x) for x in self.inputs)
         wrt = ", ".join(x.name for x in self.wrt)
         return f"<{type(self).__name__} of {self.name}({args}) w.r.t. {wrt}>\n{self}"
 

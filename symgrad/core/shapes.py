@@ -495,5 +495,7 @@ def check_symmetric(symmetric, shape, kind, what):
 
 
 def with_dtype_of(spec, shape):
-    """``shape`` with the dtype of ``spec`` (a TensorSpec or a plain shape)."""
-    return TensorSpec(shape, spec.dtype) if isinstance(spec, TensorSpec) else shape
+    """``shape`` with the dtype (and symmetry) of ``spec`` (a TensorSpec or a plain shape)."""
+    if not isinstance(spec, TensorSpec):
+        return shape
+    return TensorSpec(shape, spec.dtype, spec.symmetric)

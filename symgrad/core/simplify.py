@@ -392,10 +392,9 @@ def _swap_of(t, x):
         t.attrs["axes"] == _last_two_swapped(len(t.shape))
 
 
-def _flat(t, rank):
-    """Whether ``t`` broadcast to rank ``rank`` is constant along the last two axes."""
-    tail = tuple(t.shape[-2:])
-    return all(d == 1 for d in tail)
+def _flat(t):
+    """Whether ``t``, broadcast against a matrix, is constant along its last two axes."""
+    return all(d == 1 for d in t.shape[-2:])
 
 
 def _needs(node):
@@ -426,7 +425,7 @@ def _needs(node):
             return True     # G + Gᵀ
         need = []
         for t in ins:
-            if _flat(t, len(shape)):
+            if _flat(t):
                 continue
             if len(t.shape) < 2 or not dims_equal(t.shape[-1], shape[-1]) \
                     or not dims_equal(t.shape[-2], shape[-2]):
@@ -470,8 +469,10 @@ def _direction(t):
     while True:
         if t.op == "neg":
             t = t.inputs[0]
-        elif t.op == "mul" and any(i.is_const and not i.shape for i in t.inputs):
-            t = t.inputs[1] if t.inputs[0].is_const else t.inputs[0]
+        elif t.op == "mul" and t.inputs[0].is_const and not t.inputs[0].shape:
+            t = t.inputs[1]
+        elif t.op == "mul" and t.inputs[1].is_const and not t.inputs[1].shape:
+            t = t.inputs[0]
         elif t.op in ("solve", "matmul") and len(t.inputs[1].shape) == 1 \
                 and len(t.inputs[0].shape) == 2:
             path.append((t.op, id(t.inputs[0])))
