@@ -5,6 +5,11 @@ compute on torch tensors, so a function written with ``sg`` ops is its own refer
 First order compares gradients; second order compares Hessian-vector products: symgrad
 differentiates the gradient program again (sum of gradient * v), torch runs double
 backward with ``create_graph=True``.
+
+An input declared symmetric (``sg.TensorSpec(("n", "n"), symmetric=True)``) is sampled
+symmetric (the sample made so by (A + Aᵀ)/2), and torch differentiates f((X + Xᵀ)/2) at
+it: that gradient, sym(G), is the convention symgrad follows. Its Hessian directions v
+are symmetric too.
 """
 import difflib
 from dataclasses import dataclass, field
@@ -14,7 +19,7 @@ import numpy
 
 from .api import grad_fn
 from .codegen import compile_function
-from .core.build import const, reference_constants, symbol
+from .core.build import const, is_symmetric_leaf, reference_constants, symbol
 from .core.optional import require_torch
 from .core.shapes import dim_symbols
 from .core.types import Shapes, Wrt
@@ -145,6 +150,24 @@ def _torch_args(args):
             else torch.tensor(a, dtype=torch.float64) for a in args]
 
 
+def _symmetrized(a):
+    """(a + aᵀ)/2 over the last two axes: exactly symmetric, and a itself when a is."""
+    a = numpy.asarray(a, dtype=float)
+    return (a + numpy.swapaxes(a, -1, -2)) / 2
+
+
+def _sym_reference(reference, inputs):
+    """``reference`` with each symmetric input X replaced by (X + Xᵀ)/2 (torch tensors):
+    torch.autograd then gives the symmetric gradient at a symmetric X."""
+    flags = [is_symmetric_leaf(x) for x in inputs]
+    if not any(flags):
+        return reference
+
+    def symmetric_reference(*args):
+        return reference(*[(a + a.mT) / 2 if s else a for a, s in zip(args, flags)])
+    return symmetric_reference
+
+
 def check(f: Callable[..., Any], shapes: Shapes | None = None,
           dims: Mapping[str, int] | None = None, order: int = 2, wrt: Wrt = None,
           trials: int = 3, seed: int = 0, rtol: float = 1e-7, atol: float = 1e-9,
@@ -157,7 +180,8 @@ def check(f: Callable[..., Any], shapes: Shapes | None = None,
     ``dims`` gives sizes to symbolic dims (others get small distinct sizes); ``sample``
     (name, shape, rng) -> array draws inputs (default standard normal); ``reference`` is
     the function torch runs (default ``f``; for an ``nn.Module``, the real module run
-    through torch.func.functional_call, then ``loss``). Returns a ``CheckReport``; raises
+    through torch.func.functional_call, then ``loss``); a symmetric input X reaches it as
+    (X + Xᵀ)/2, so torch's gradient is the symmetric one. Returns a ``CheckReport``; raises
     ``CheckError`` on the first mismatch, or with ``raise_on_mismatch=False`` records
     every mismatch in ``report.failures`` (``report.ok`` is then False).
 
@@ -173,7 +197,7 @@ def check(f: Callable[..., Any], shapes: Shapes | None = None,
     f, shapes, wrt = as_function(f, shapes, loss, wrt)
     g = grad_fn(f, wrt=wrt, shapes=shapes)
     sizes = _default_dims(g.inputs, dims)
-    reference = reference or f
+    reference = _sym_reference(reference or f, g.inputs)
     rng = numpy.random.default_rng(seed)
     report = CheckReport(g.name, [f"{x.name}" for x in g.wrt], sizes, order, trials, tuple(backends))
     compiled = {b: g.compile(b) for b in backends}
@@ -203,6 +227,8 @@ def check(f: Callable[..., Any], shapes: Shapes | None = None,
                 a = rng.random(shape) < 0.5
             else:
                 a = rng.standard_normal(shape)
+            if is_symmetric_leaf(x):
+                a = _symmetrized(a)
             if x.kind == "float":
                 args.append(numpy.asarray(a, dtype=float) if shape else float(a))
             else:
@@ -227,6 +253,7 @@ def check(f: Callable[..., Any], shapes: Shapes | None = None,
         if hvp is None:
             continue
         vs_np = [rng.standard_normal(_concrete(x.shape, sizes)) for x in g.wrt]
+        vs_np = [_symmetrized(v) if is_symmetric_leaf(x) else v for x, v in zip(g.wrt, vs_np)]
         vs_np = [v if v.shape else float(v) for v in vs_np]
         vt = [torch.tensor(v, dtype=torch.float64) for v in vs_np]
         needs = [r for r in ref if r.requires_grad]

@@ -45,6 +45,8 @@ examples (from the repository's root):
       standalone NumPy source of the compiled gradient (--emit torch for torch)
   symgrad examples/mlp_cli.py:loss --shape W=m,n --shape x=n --shape b=m --check --dims m=3,n=2
       compare with torch.autograd at orders 1 and 2 (--order 1 --check: first only)
+  symgrad examples/mlp_cli.py:loss --shape W=n,n --shape x=n --shape b=n --symmetric W
+      W is a symmetric matrix: its gradient is the symmetric one, (G + Gᵀ)/2
   symgrad examples.cli_net:Net --shape x=B,3 --loss mse
       an nn.Module: gradient of mse_loss(Net()(x), target) w.r.t. its parameters
   symgrad examples.cli_net:Classifier --shape x=B,4 --loss cross_entropy --check
@@ -166,6 +168,12 @@ def build_parser():
              "(e.g. --shape W=m,n --shape x=n --shape y=B:int). Function parameters not "
              "given are scalars or use their annotations; a module's parameters keep "
              "their sizes unless given (e.g. --shape 0.weight=h,3)")
+    inputs.add_argument(
+        "--symmetric", metavar="NAME", nargs="+", action="extend", default=[],
+        help="these inputs are symmetric matrices (each needs --shape NAME=n,n, or a batch "
+             "B,n,n): their transpose is themselves and their gradient the symmetric "
+             "one, (G + Gᵀ)/2, as torch.autograd gives for f((A + Aᵀ)/2) "
+             "(e.g. --shape A=n,n --symmetric A)")
     inputs.add_argument(
         "--wrt", metavar="NAME", nargs="+", action="extend",
         help="differentiate only w.r.t. these inputs, in this order (e.g. --wrt W b; "
@@ -467,6 +475,7 @@ def run(args):
         if name in shapes:
             raise UsageError(f"--shape given twice for {name}")
         shapes[name] = shape
+    _declare_symmetric(shapes, args.symmetric)
     wrt = None
     if args.wrt:
         wrt = tuple(int(w) if w.isdigit() else w for w in args.wrt)
@@ -487,6 +496,22 @@ def run(args):
     if args.emit:
         return d.source(args.emit).rstrip("\n")
     return str(d)
+
+
+def _declare_symmetric(shapes, names):
+    """``shapes`` with each input of ``names`` made a symmetric ``TensorSpec``."""
+    from .core.shapes import TensorSpec
+    for name in dict.fromkeys(names):
+        if name not in shapes:
+            raise UsageError(f"--symmetric {name} needs the shape of {name}: give "
+                             f"--shape {name}=n,n (a square matrix, or B,n,n for a batch)")
+        shape = shapes[name]
+        try:
+            shapes[name] = TensorSpec(tuple(shape), getattr(shape, "dtype", "float64"),
+                                      symmetric=True)
+        except SymgradError as e:
+            raise UsageError(f"--symmetric {name} (--shape {name}="
+                             f"{','.join(map(str, shape))}): {e}") from None
 
 
 def _one_line(text):

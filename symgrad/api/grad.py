@@ -12,7 +12,8 @@ from typing import Any, Callable, Sequence
 import sympy
 
 from ..core.build import (
-    as_tensor, const, gc_paused, naming_captures, symbol, torch_module, zeros)
+    as_tensor, const, gc_paused, is_symmetric_leaf, naming_captures, symbol, torch_module,
+    zeros)
 from ..core.grad_mode import enable_grad
 from ..core.graph import Tensor, topo_order
 from ..core.types import Shapes, TensorLike, Wrt
@@ -147,6 +148,13 @@ def resolve_wrt(wrt, inputs, fname="f"):
     return out
 
 
+def input_text(x):
+    """``X: (n, n) symmetric``, ``x: (n,)`` or ``a``: a parameter as a repr lists it."""
+    if not x.shape:
+        return x.name
+    return f"{x.name}: {fmt_shape(x.shape)}" + (" symmetric" if is_symmetric_leaf(x) else "")
+
+
 def _check_scalar(out, what):
     if out.shape:
         raise NonScalarOutputError(
@@ -195,8 +203,7 @@ class GradFn(DerivativeFn):
                 for x, g in zip(self.wrt, self.grads)]
 
     def __repr__(self):
-        args = ", ".join(f"{x.name}: {fmt_shape(x.shape)}" if x.shape else f"{x.name}"
-                         for x in self.inputs)
+        args = ", ".join(input_text(x) for x in self.inputs)
         return f"<GradFn of {self.name}({args}) w.r.t. {', '.join(f'{x.name}' for x in self.wrt)}>\n{self}"
 
 

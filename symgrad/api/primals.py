@@ -6,9 +6,10 @@ from typing import Any
 import numpy
 
 from ..codegen import compile_function
-from ..core.build import as_tensor, is_numeric, naming_captures, torch_module, zeros
+from ..core.build import (
+    as_tensor, is_numeric, is_symmetric_leaf, naming_captures, torch_module, zeros)
 from ..core.graph import Tensor
-from ..core.shapes import fmt_shape, shapes_equal
+from ..core.shapes import TensorSpec, fmt_shape, shapes_equal
 from ..diff.batching import placeholder
 from ..diff.function import substitute
 from ..errors import ShapeError, SymgradError
@@ -61,6 +62,14 @@ def _shape_of(v):
     return tuple(int(d) for d in numpy.shape(v))
 
 
+def _placeholder_spec(v):
+    """The shape of a primal's placeholder: a symmetric input stays symmetric, so the
+    derivative w.r.t. it is the symmetric one, as for ``sg.grad``."""
+    if isinstance(v, Tensor) and is_symmetric_leaf(v):
+        return TensorSpec(v.shape, symmetric=True)
+    return _shape_of(v)
+
+
 class Primals:
     """The primals of a transform, their placeholders, and how results go back: substituted
     (symbolic primals) or computed by compiled code and returned as the primals' kind."""
@@ -91,7 +100,7 @@ class Primals:
     def bind(self):
         """Placeholders for the primals (one symbol each, shaped like it) and a new plan."""
         names = _param_names(self.f, len(self.values))
-        self.placeholders = [placeholder(f"p_{n}_", _shape_of(v))
+        self.placeholders = [placeholder(f"p_{n}_", _placeholder_spec(v))
                              for n, v in zip(names, self.values)]
         self.names = names
         self.plan = Plan(self.placeholders)

@@ -33,7 +33,7 @@ from ..diff.reverse import backward
 from ..errors import NonScalarOutputError, SymgradError
 from ..views.latex import latex_expr
 from .derivative import Block, DerivativeFn
-from .grad import make_inputs, resolve_wrt
+from .grad import input_text, make_inputs, resolve_wrt
 from .primals import Primals, _shape_of, flatten, unflatten
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "Jacobian", "Hessian"]
@@ -138,7 +138,9 @@ def jvp(f: Callable[..., Any], primals: TensorLike | Sequence[TensorLike],
     """``(output, tangent_out)`` like ``torch.func.jvp``: the Jacobian of ``f`` at
     ``primals`` times ``tangents`` (tuples, one tangent per primal, of its shape), by one
     forward sweep with the rules' JVP formulas. With ``has_aux``: ``(output, tangent_out,
-    aux)``. ``strict`` is accepted for compatibility."""
+    aux)``. ``strict`` is accepted for compatibility. A symmetric primal (a symbol declared
+    ``symmetric=True``) moves along symmetric directions only: its tangent V acts as
+    (V + Vᵀ)/2, as in ``torch.func.jvp`` of f((X + Xᵀ)/2)."""
     p, tans, _ = _with_tangents(f, primals, tangents, "sg.jvp", "jacobian")
     return p.cached(("jvp",), lambda: _jvp_plan(p, has_aux), has_aux)
 
@@ -358,8 +360,7 @@ class _Transformed(DerivativeFn):
         return True if any(x.shape for x in self.inputs) else super()._matrix_view()
 
     def __repr__(self):
-        args = ", ".join(f"{x.name}: {fmt_shape(x.shape)}" if x.shape else f"{x.name}"
-                         for x in self.inputs)
+        args = ", ".join(input_text(x) for x in self.inputs)
         wrt = ", ".join(x.name for x in self.wrt)
         return f"<{type(self).__name__} of {self.name}({args}) w.r.t. {wrt}>\n{self}"
 
@@ -470,7 +471,10 @@ class Hessian(_Transformed):
     """The Hessian of ``f`` (forward over reverse) as formulas, matrix-notation text,
     LaTeX, a program and compiled code (``sg.hessian(f, shapes=...)``). Block
     ``d²f/dx dy`` has shape ``f.shape + x.shape + y.shape``; the Hessian of a scalar
-    function of a vector prints as a matrix formula (``Wᵀ diag(…) W``)."""
+    function of a vector prints as a matrix formula (``Wᵀ diag(…) W``). W.r.t. a symmetric
+    input (``sg.TensorSpec(..., symmetric=True)``) it is the Hessian on symmetric matrices:
+    the derivative of the symmetric gradient along symmetric directions, which is
+    ``torch.func.hessian`` of f((X + Xᵀ)/2)."""
 
     @_grad_enabled
     def __init__(self, f: Callable[..., Any], wrt: Wrt = None, shapes: Shapes | None = None,

@@ -25,7 +25,8 @@ from ..errors import ArgumentError, OperandError, ParameterError
 from . import extensions, grad_mode
 from .graph import Tensor
 from .opdef import ArrayOp, OPS, defop, public
-from .shapes import KIND_DTYPES, as_shape, check_dim_expression, dtype_kind
+from .shapes import (
+    KIND_DTYPES, as_shape, check_dim_expression, check_symmetric, dtype_kind, fmt_shape)
 from .types import ShapeLike, TensorLike
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -163,10 +164,13 @@ def _symbol_expr(attrs):
 
 @defop("symbol", (), sympy=_symbol_expr, shape=_leaf_shape, differentiable=False,
        doc="a named input")
-def symbol(name: str, shape: ShapeLike = (), dtype: str | None = None) -> Tensor:
+def symbol(name: str, shape: ShapeLike = (), dtype: str | None = None,
+           symmetric: bool | None = None) -> Tensor:
     """A named symbolic input, e.g. ``sg.symbol("W", shape=("m", "n"))``; ``dtype``
     "int64" or "bool" (or a ``TensorSpec`` with one as ``shape``) makes an integer or
-    boolean input, which carries no gradient.
+    boolean input, which carries no gradient. ``symmetric=True`` (or a ``TensorSpec``
+    declaring it) makes a symmetric matrix (see ``sg.TensorSpec``): its transpose is
+    itself and its gradient is the symmetric gradient (G + Gᵀ)/2.
 
     Example:
 
@@ -177,17 +181,31 @@ def symbol(name: str, shape: ShapeLike = (), dtype: str | None = None) -> Tensor
     >>> ids = sg.symbol("ids", shape=("B",), dtype="int64")
     >>> ids.kind
     'int'
+    >>> S = sg.symbol("S", shape=("n", "n"), symmetric=True)
+    >>> S.T is S
+    True
     """
     if not isinstance(name, str) or not name.isidentifier():
         raise ParameterError(f"symbol name must be a Python identifier, got {name!r}")
     if dtype is None:
         dtype = getattr(shape, "dtype", "float64")
+    if symmetric is None:
+        symmetric = getattr(shape, "symmetric", False)
     kind = dtype_kind(dtype)
     shape = tuple(as_shape(shape))
+    symmetric = check_symmetric(symmetric, shape, kind, f"input {name} (shape "
+                                f"{fmt_shape(shape)}, dtype {KIND_DTYPES[kind]})")
     params: tuple[tuple[str, Any], ...] = (("name", name), ("shape", shape))
     if kind != "float":
         params += (("dtype", KIND_DTYPES[kind]),)
+    if symmetric:
+        params += (("symmetric", True),)
     return leaf("symbol", params, shape, kind)
+
+
+def is_symmetric_leaf(t):
+    """Whether ``t`` is an input declared symmetric (``sg.TensorSpec(..., symmetric=True)``)."""
+    return t.op == "symbol" and t.attrs.get("symmetric", False)
 
 
 class Fill(ArrayOp):

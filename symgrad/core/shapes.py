@@ -11,7 +11,7 @@ from typing import Any
 
 import sympy
 
-from ..errors import ShapeError
+from ..errors import ArgumentError, ShapeError
 
 
 class DimValueError(ShapeError, TypeError):
@@ -405,20 +405,56 @@ def dtype_kind(dtype):
 
 class TensorSpec(tuple):
     """What a parameter of a traced function is, beyond its name: its shape (a tuple of
-    dims, which it is) and its dtype. ``sg.TensorSpec(("N",), dtype="int64")`` declares
-    integer input (class labels, token ids), ``dtype="bool"`` a mask: arguments of the
-    compiled function like any other, checked at call time, with no gradient. The
-    annotation ``sg.Tensor["m", "n"]`` builds a float one."""
+    dims, which it is), its dtype and its structure. ``sg.TensorSpec(("N",),
+    dtype="int64")`` declares integer input (class labels, token ids), ``dtype="bool"`` a
+    mask: arguments of the compiled function like any other, checked at call time, with no
+    gradient. The annotation ``sg.Tensor["m", "n"]`` builds a float one.
+
+    ``symmetric=True`` declares a symmetric matrix (shape (n, n), or a batch (..., n, n)
+    of them). The transpose of the input is the input (so ``X.T @ y`` and ``X + X.T``
+    simplify), and its gradient is the *symmetric gradient*: with G the gradient that
+    treats the n² entries as independent, the gradient is sym(G) = (G + Gᵀ)/2, the unique
+    symmetric matrix whose inner product with every symmetric direction V is the
+    directional derivative (⟨sym G, V⟩ = ⟨G, V⟩). It is what torch.autograd gives for
+    f((X + Xᵀ)/2), and what torch's own backward of ``linalg.eigh`` and ``cholesky``
+    returns. The Matrix Cookbook's (§2.8) G + Gᵀ − diag(G) is instead the derivative by
+    the n(n+1)/2 free entries X[i, j], i ≤ j: from symgrad's, 2·sym(G) − diag(sym(G)).
+    Tangents (``sg.jvp``, forward mode, Hessian directions) of a symmetric input are
+    symmetric too: a direction V acts as (V + Vᵀ)/2. Compiled functions do not check that
+    their argument is symmetric (an O(n²) test per call; torch does not check either):
+    given a non-symmetric X they compute the formulas, which assume X = Xᵀ.
+
+    Example:
+
+    >>> import symgrad as sg
+    >>> sg.TensorSpec(("B",), dtype="int64")
+    TensorSpec((B,), dtype='int64')
+    >>> spec = sg.TensorSpec(("n", "n"), symmetric=True)
+    >>> spec, spec.shape, spec.symmetric
+    (TensorSpec((n, n), symmetric=True), (n, n), True)
+    >>> g = sg.grad_fn(lambda X, A: sg.trace(A @ X), wrt="X",
+    ...                shapes={"X": spec, "A": ("n", "n")})
+    >>> g.formulas["X"]
+    (1/2)*(A + A.T)
+    >>> print(sg.grad_fn(lambda X: sg.logdet(X), shapes={"X": spec}))
+    df/dX = X⁻¹    [shape (n, n)]
+    >>> print(sg.grad_fn(lambda x, X: x @ X @ x, wrt="X", shapes={"x": ("n",), "X": spec}))
+    df/dX = x xᵀ    [shape (n, n)]
+    """
 
     kind: str
     dtype: str
+    symmetric: bool
 
-    def __new__(cls, dims: Any = (), dtype: str = "float64") -> "TensorSpec":
+    def __new__(cls, dims: Any = (), dtype: str = "float64",
+                symmetric: bool = False) -> "TensorSpec":
         kind = dtype_kind(dtype)
         self = super().__new__(cls, as_shape(tuple(dims) if isinstance(dims, (tuple, list))
                                             else (dims,)))
         self.kind = kind
         self.dtype = KIND_DTYPES[kind]
+        self.symmetric = check_symmetric(symmetric, tuple(self), kind,
+                                         f"sg.TensorSpec({fmt_shape(self)}, symmetric=True)")
         return self
 
     @property
@@ -426,15 +462,40 @@ class TensorSpec(tuple):
         return tuple(self)
 
     def __reduce__(self):
-        return TensorSpec, (tuple(self), self.dtype)
+        return TensorSpec, (tuple(self), self.dtype, self.symmetric)
 
     def __repr__(self):
         dims = ", ".join(map(str, self))
-        if self.kind == "float":
+        if self.kind == "float" and not self.symmetric:
             return f"Tensor[{dims}]"
-        return f"TensorSpec(({dims}{',' if len(self) == 1 else ''}), dtype={self.dtype!r})"
+        extra = ", symmetric=True" if self.symmetric else f", dtype={self.dtype!r}"
+        return f"TensorSpec(({dims}{',' if len(self) == 1 else ''}){extra})"
+
+
+def check_symmetric(symmetric, shape, kind, what):
+    """``symmetric`` as a bool, after checking that it can hold for ``shape`` and ``kind``:
+    a float square matrix or batch of them (..., n, n). ``what`` names the input."""
+    if not isinstance(symmetric, bool):
+        raise ArgumentError(f"{what}: symmetric must be True or False, got {symmetric!r}")
+    if not symmetric:
+        return False
+    if kind != "float":
+        raise ShapeError(f"{what}: a symmetric input holds floats, but its dtype is "
+                         f"{KIND_DTYPES[kind]}; leave dtype out (float64) or symmetric=False "
+                         "(integer and boolean inputs carry no gradient)")
+    if len(shape) < 2 or not dims_equal(shape[-1], shape[-2]):
+        square = (tuple(shape[:-1]) + (shape[-2],)) if len(shape) >= 2 else None
+        fix = (f"give its last two dims the same size, e.g. {fmt_shape(square)}"
+               if square else "give it the shape (n, n) of a square matrix (or (..., n, n) "
+               "for a batch of them)")
+        raise ShapeError(f"{what}: a symmetric input is a square matrix (its last two dims "
+                         f"equal), but its shape is {fmt_shape(shape)}; {fix}, or leave "
+                         "symmetric out")
+    return True
 
 
 def with_dtype_of(spec, shape):
-    """``shape`` with the dtype of ``spec`` (a TensorSpec or a plain shape)."""
-    return TensorSpec(shape, spec.dtype) if isinstance(spec, TensorSpec) else shape
+    """``shape`` with the dtype (and symmetry) of ``spec`` (a TensorSpec or a plain shape)."""
+    if not isinstance(spec, TensorSpec):
+        return shape
+    return TensorSpec(shape, spec.dtype, spec.symmetric)

@@ -8,12 +8,14 @@ is what makes a gradient program cost a small multiple of its forward program.
 
 Each family module picks its op's simplifier here (``simplify=...`` in its OpDef).
 """
+import weakref
+
 import sympy
 from sympy import S
 
-from .build import const, is_one, is_zero, make
+from .build import const, is_one, is_symmetric_leaf, is_zero, make
 from .opdef import OPS
-from .shapes import broadcast_shapes, numel, shapes_equal
+from .shapes import broadcast_shapes, dims_equal, numel, shapes_equal
 
 
 def bcast(t, shape):
@@ -316,6 +318,8 @@ def transpose(inputs, attrs, shape):
         composed = tuple(inner[a] for a in axes)
         return make("transpose", x.inputs, (("axes", composed),)) \
             if composed != tuple(range(len(composed))) else x.inputs[0]
+    if axes == _last_two_swapped(len(axes)) and is_symmetric(x):
+        return x
     return None
 
 
@@ -354,4 +358,169 @@ def matmul(inputs, attrs, shape):
         return y
     if y.op == "eye" and shapes_equal(x.shape, shape):
         return x
+    if len(x.shape) == 1 and len(y.shape) >= 2 and is_symmetric(y):
+        return make("matmul", (y, x))   # xᵀS = (S x)ᵀ: one spelling, so S x + xᵀS is 2 S x
     return None
+
+
+# ----- symmetry by construction ---------------------------------------------------------------
+#
+# A node is symmetric (in its last two axes) by construction when it is an input declared
+# symmetric, a constant, the identity, or an op that keeps symmetry applied to symmetric
+# operands: elementwise ops, inverses and matrix exponentials of symmetric matrices, A Aᵀ,
+# Aᵀ A, R S Rᵀ, x xᵀ, G + Gᵀ, ... Its transpose is then itself (``transpose`` above), which
+# is what makes (A + Aᵀ)/2 collapse to A, X⁻ᵀ read X⁻¹ and the symmetrisation of an already
+# symmetric gradient vanish. Each node's answer is kept (weakly) once found, so asking is
+# amortised constant time and never recursive.
+
+_symmetric_memo: dict[int, tuple[weakref.ref, bool]] = {}
+
+
+def _forget(ref, key):
+    entry = _symmetric_memo.get(key)
+    if entry is not None and entry[0] is ref:
+        del _symmetric_memo[key]
+
+
+def _last_two_swapped(rank):
+    return tuple(range(rank - 2)) + (rank - 1, rank - 2) if rank >= 2 else None
+
+
+def _swap_of(t, x):
+    """Whether ``t`` is ``x`` with its last two axes exchanged."""
+    return t.op == "transpose" and t.inputs[0] is x and \
+        t.attrs["axes"] == _last_two_swapped(len(t.shape))
+
+
+def _flat(t):
+    """Whether ``t``, broadcast against a matrix, is constant along its last two axes."""
+    return all(d == 1 for d in t.shape[-2:])
+
+
+def _needs(node):
+    """True or False when ``node``'s symmetry is decided by itself, else the list of nodes
+    that must all be symmetric for it to be."""
+    op, ins, shape = node.op, node.inputs, node.shape
+    if len(shape) < 2 or not dims_equal(shape[-1], shape[-2]):
+        return False
+    if op == "symbol":
+        return is_symmetric_leaf(node)
+    if op in ("const", "eye", "diag"):
+        return True
+    if op == "outer":
+        return ins[0] is ins[1] or _direction(ins[0]) == _direction(ins[1])
+    if op in ("inverse", "matrix_exp"):
+        return [ins[0]]
+    if op == "matmul":
+        return _product_needs(*ins)
+    if op == "transpose":
+        keeps = node.attrs["axes"][-2:]
+        r = len(shape)
+        return [ins[0]] if keeps in ((r - 2, r - 1), (r - 1, r - 2)) else False
+    if op in ("sum", "mean"):
+        r = len(ins[0].shape)
+        return [ins[0]] if all(a < r - 2 for a in node.attrs["axis"]) else False
+    if op == "broadcast_to" or OPS[op].pointwise:
+        if op == "add" and (_swap_of(ins[1], ins[0]) or _swap_of(ins[0], ins[1])):
+            return True     # G + Gᵀ
+        need = []
+        for t in ins:
+            if _flat(t):
+                continue
+            if len(t.shape) < 2 or not dims_equal(t.shape[-1], shape[-1]) \
+                    or not dims_equal(t.shape[-2], shape[-2]):
+                return False
+            need.append(t)
+        return need
+    return False
+
+
+def _mirror(a, b):
+    """True when a = bᵀ (or b = aᵀ), [a] when a is b (then a = bᵀ if a is symmetric),
+    else False."""
+    if _swap_of(b, a) or _swap_of(a, b):
+        return True
+    return [a] if a is b else False
+
+
+def _product_needs(x, y):
+    """Symmetric products: A Aᵀ, Aᵀ A, S S, and R M Rᵀ in either grouping (M symmetric)."""
+    if len(x.shape) < 2 or len(y.shape) < 2:
+        return False
+    direct = _mirror(x, y)
+    if direct is not False:
+        return direct
+    if x.op == "matmul" and len(x.inputs[0].shape) >= 2:        # (R M) Rᵀ
+        outer_pair = _mirror(x.inputs[0], y)
+        if outer_pair is not False:
+            return [x.inputs[1]] + ([] if outer_pair is True else outer_pair)
+    if y.op == "matmul" and len(y.inputs[1].shape) >= 2:        # R (M Rᵀ)
+        outer_pair = _mirror(x, y.inputs[1])
+        if outer_pair is not False:
+            return [y.inputs[0]] + ([] if outer_pair is True else outer_pair)
+    return False
+
+
+def _direction(t):
+    """A key equal for two vectors that are scalar multiples of one another by
+    construction: c·u, −u, u − v against v − u, and the same linear map (solve(A, ·),
+    A @ ·) applied to such vectors; so outer(a, b) is symmetric when the keys agree."""
+    path = []
+    while True:
+        if t.op == "neg":
+            t = t.inputs[0]
+        elif t.op == "mul" and t.inputs[0].is_const and not t.inputs[0].shape:
+            t = t.inputs[1]
+        elif t.op == "mul" and t.inputs[1].is_const and not t.inputs[1].shape:
+            t = t.inputs[0]
+        elif t.op in ("solve", "matmul") and len(t.inputs[1].shape) == 1 \
+                and len(t.inputs[0].shape) == 2:
+            path.append((t.op, id(t.inputs[0])))
+            t = t.inputs[1]
+        elif t.op == "sub":
+            return tuple(path) + (frozenset(map(id, t.inputs)),)
+        else:
+            return tuple(path) + (id(t),)
+
+
+def is_symmetric(node):
+    """Whether every matrix of ``node`` (..., n, n) equals its transpose by construction."""
+    entry = _symmetric_memo.get(id(node))
+    if entry is not None and entry[0]() is node:
+        return entry[1]
+    stack = [node]
+    pending: dict[int, list] = {}
+    while stack:
+        t = stack[-1]
+        entry = _symmetric_memo.get(id(t))
+        if entry is not None and entry[0]() is t:
+            stack.pop()
+            continue
+        need = pending.get(id(t))
+        if need is None:
+            need = _needs(t)
+            if isinstance(need, bool):
+                _remember(t, need)
+                stack.pop()
+                continue
+            pending[id(t)] = need
+        answer = True
+        for n in need:
+            known = _symmetric_memo.get(id(n))
+            if known is None or known[0]() is not n:
+                stack.append(n)
+                answer = None
+                break
+            if not known[1]:
+                answer = False
+                break
+        if answer is None:
+            continue
+        _remember(t, answer)
+        stack.pop()
+    return _symmetric_memo[id(node)][1]
+
+
+def _remember(t, value):
+    key = id(t)
+    _symmetric_memo[key] = (weakref.ref(t, lambda ref, key=key: _forget(ref, key)), value)

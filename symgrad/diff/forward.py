@@ -5,12 +5,17 @@ from ..core.graph import Tensor, topo_order
 from ..core.ops.shape import broadcast_to
 from ..core.shapes import shapes_equal
 from .reverse import rule_for
+from .symmetric import symmetrized
 
 
 @gc_paused
 def forward(outputs, sources, tangents):
-    """Tangents of ``outputs`` given tangents of ``sources`` (None where zero)."""
+    """Tangents of ``outputs`` given tangents of ``sources`` (None where zero). A tangent V
+    of a symmetric input acts as (V + Vᵀ)/2: the input moves along symmetric directions
+    only (``diff.symmetric``), so a Jacobian or Hessian by forward mode agrees with one
+    by reverse mode."""
     order = topo_order(outputs)
+    tangents = symmetrized(sources, list(tangents))
     tan = {id(s): t for s, t in zip(sources, tangents) if t is not None}
     for node in order:
         if id(node) in tan or not node.inputs:

@@ -13,6 +13,7 @@ from ..core.shapes import fmt_shape, shapes_equal
 from ..errors import NotDifferentiableError, UnsupportedOpError
 from .helpers import sum_to
 from .rules import NON_DIFFERENTIABLE, rules
+from .symmetric import symmetrized
 
 
 class NoGradient:
@@ -86,7 +87,8 @@ def _accumulate(grads, node, contribution):
 
 @gc_paused
 def backward(outputs, seeds, sources):
-    """Gradients of ``sum(seed * output)`` w.r.t. each of ``sources`` (None if zero)."""
+    """Gradients of ``sum(seed * output)`` w.r.t. each of ``sources`` (None if zero); the
+    gradient of a symmetric input is the symmetric one, (G + Gᵀ)/2 (``diff.symmetric``)."""
     order = topo_order(outputs)
     live = requires_grad(order, sources)
     grads = {}
@@ -103,4 +105,4 @@ def backward(outputs, seeds, sources):
                 continue
             rule = rule or rule_for(node)
             _accumulate(grads, inp, rule.apply_vjp(node, i, grad))
-    return [grads.get(id(s)) for s in sources]
+    return symmetrized(sources, [grads.get(id(s)) for s in sources])
