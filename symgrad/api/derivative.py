@@ -137,7 +137,9 @@ class DerivativeFn:
         return "\n".join(lines)
 
     def latex(self, notation: str | None = None) -> str:
-        """LaTeX of all formulas (an ``aligned`` block); ``notation`` as in ``text``."""
+        """LaTeX of all formulas (an ``aligned`` block): matrix notation (``"matrix"``,
+        the default whenever arrays are involved) or SymPy's LaTeX of the closed forms
+        (``"numpy"``, the default for functions of scalars)."""
         blocks = self._blocks()
         if self._notation(notation) == "matrix":
             outs, defs = self._rendered("latex")

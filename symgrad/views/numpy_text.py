@@ -33,11 +33,11 @@ from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.precedence import PRECEDENCE
 
 from ..core.build import ArraySymbol
+from ..core.forms import node_form
 from ..core.graph import topo_order
 from ..core.names import DimPrinter, code_name, is_plain
 from ..core.opdef import OpBase, Operand, Param
 from ..errors import RegistryError, SymgradError
-from .text import shared_forms
 
 _MARK = re.compile("\x00(\\d+)\x00")
 _NUMPY = re.compile(r"\bnumpy\.")
@@ -423,12 +423,46 @@ def _leaf_names(inputs, nodes, constants, names, owner):
     return symbols, dims, lines
 
 
+def shared_subterms(outputs, reserved, max_inline=40):
+    """Like ``text.shared_forms`` (subterms used twice, or too big to inline, become
+    symbols t1, t2, ...), but a result used again by another result is named too, so
+    ``dloss_db = t1`` follows the lines that use t1 instead of repeating its formula."""
+    order = topo_order([o for o in outputs if o is not None])
+    uses = {}
+    for node in order:
+        for i in node.inputs:
+            uses[id(i)] = uses.get(id(i), 0) + 1
+    for o in outputs:
+        if o is not None:
+            uses[id(o)] = uses.get(id(o), 0) + 1
+    exprs, size, named, shapes, memo = {}, {}, [], {}, {}
+    counter = 0
+    for node in order:
+        if node.is_leaf:
+            exprs[id(node)], size[id(node)] = node.expr, 1
+            if node.is_symbol:
+                shapes[node.expr] = node.shape
+            continue
+        s = 1 + sum(size[id(i)] for i in node.inputs)
+        e = node_form(node, [exprs[id(i)] for i in node.inputs], shapes, memo)
+        if uses.get(id(node), 0) >= 2 and s >= 4 or s > max_inline:
+            counter += 1
+            while f"t{counter}" in reserved:
+                counter += 1
+            sym = sympy.Symbol(f"t{counter}", real=True)
+            shapes[sym] = node.shape
+            named.append((sym, e, node))
+            e, s = sym, 1
+        exprs[id(node)], size[id(node)] = e, s
+    return [exprs[id(o)] if o is not None else None for o in outputs], named
+
+
 def _block(blocks, inputs, constants, owner, reserved):
     """(text, helpers, names taken) of the block."""
     names = _Names(reserved)
     nodes = [node for _, node, _ in blocks]
     symbols, dims, const_lines = _leaf_names(inputs, nodes, constants, names, owner)
-    exprs, named = shared_forms(nodes, names.taken | {x.name for x in inputs})
+    exprs, named = shared_subterms(nodes, names.taken | {x.name for x in inputs})
     for s, _, _ in named:
         symbols[s] = names.fresh(str(s))
     for e in [e for e in exprs if e is not None] + [e for _, e, _ in named]:
