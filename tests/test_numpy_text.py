@@ -241,3 +241,36 @@ def test_a_deep_chain_prints_in_linear_size():
     args = [np.random.default_rng(3).uniform(-1, 1, 3)]
     got, _ = run(g, args)
     np.testing.assert_allclose(got["df/dx"], torch_grads(f, args)[0], rtol=1e-8)
+
+
+# ----- SymPy's own nodes --------------------------------------------------------------------
+
+def test_sympys_nodes_print_as_numpy_of_their_value():
+    """Piecewise, Max/Min of arrays, logic, relationals, powers and dims print as NumPy
+    that computes what SymPy computes (elementwise, compared at each element)."""
+    import sympy
+    from symgrad.views.numpy_text import NumpyTextPrinter
+    x, y = sympy.symbols("x y", real=True)
+    n = sympy.Symbol("n", integer=True, positive=True)
+    exprs = [sympy.Piecewise((x, x > 0), (y ** 2, y > 0.5), (1 - x, True)),
+             sympy.Max(x, y, 0.25) - sympy.Min(x, 2 * y), x ** -2 + 1 / (x + y) ** 3,
+             sympy.Piecewise((x, sympy.And(x > 0, y < 1, sympy.Not(sympy.Eq(x, y)))),
+                             (0, True)),
+             x * sympy.ceiling(n / 3) / n + sympy.floor(x) + abs(x) ** sympy.Rational(1, 3),
+             sympy.atan2(x, y) * sympy.sign(y) + sympy.exp(x) * sympy.pi]
+    printer = NumpyTextPrinter({x: "x", y: "y", n: "n"}, None)
+    rng = np.random.default_rng(4)
+    xs, ys = rng.uniform(-2, 2, 7), rng.uniform(-2, 2, 7)
+    for e in exprs:
+        text = printer.doprint(e)
+        got = eval(text, {"np": np, "x": xs, "y": ys, "n": 5})  # noqa: S307 - the view under test
+        want = [float(e.subs({x: a, y: b, n: 5}).evalf()) for a, b in zip(xs, ys)]
+        np.testing.assert_allclose(np.broadcast_to(got, xs.shape), want, rtol=1e-12,
+                                   err_msg=f"{e} printed {text}")
+
+
+def test_complex_infinity_is_an_error_not_code():
+    import sympy
+    from symgrad.views.numpy_text import NumpyTextPrinter
+    with pytest.raises(sg.SymgradError, match="complex infinity"):
+        NumpyTextPrinter({}, None).doprint(sympy.zoo)

@@ -296,6 +296,21 @@ class NumpyTextPrinter(NumPyPrinter):
             return "1/" + self.parenthesize(inverse, PRECEDENCE["Mul"], strict=False)
         return super()._print_Pow(expr, rational)
 
+    def _print_Piecewise(self, expr):
+        """Nested np.where, the last piece's condition True (else nan) as the default."""
+        pieces = list(expr.args)
+        *rest, (value, cond) = pieces
+        out = self._print(value) if cond == sympy.true else \
+            f"np.where({self._print(cond)}, {self._print(value)}, np.nan)"
+        for value, cond in reversed(rest):
+            out = f"np.where({self._print(cond)}, {self._print(value)}, {out})"
+        return out
+
+    def _print_ComplexInfinity(self, expr):
+        raise SymgradError("text('numpy'): a formula holds SymPy's complex infinity (zoo), "
+                           "which has no real value; g.source('numpy') is the code that "
+                           "computes the gradient")
+
     def _print_erf(self, expr):
         self.helpers["_erf"] = "_erf = np.vectorize(math.erf, otypes=[float])"
         return f"_erf({self._print(expr.args[0])})"
