@@ -5,12 +5,16 @@ is defined:
 * it has a rule in rules/ (or is declared not differentiable, or carries its rule in its
   nodes like an ``sg.Function``);
 * every backend prints it, and every view shows it (text, LaTeX, matrix notation,
-  per-element formulas), on the graphs the rule specs trace and differentiate;
+  per-element formulas, the NumPy text: its "numpy_text" spelling or else its "numpy" one,
+  in names NumPy has), on the graphs the rule specs trace and differentiate;
 * a torch callable of the same name, where torch has one, is mapped by the front end.
 
 Numbers are checked elsewhere (test_rules against torch.autograd); here what matters is
 that nothing is missing and nothing is skipped silently.
 """
+import ast
+import builtins
+
 import numpy as np
 import pytest
 import sympy
@@ -28,6 +32,7 @@ from symgrad.torchfront.dispatch import resolve, table
 from symgrad.views import explicit
 from symgrad.views.latex import latex_expr
 from symgrad.views.formulas import render
+from symgrad.views.numpy_text import numpy_block
 from symgrad.views.text import format_expr
 
 from rule_specs import SPECS
@@ -158,6 +163,70 @@ def test_every_view_shows_the_op(name):
         if all(isinstance(d, int) or d.free_symbols <= set(dims) for d in node.shape):
             (arr,) = explicit.evaluate([node], {**sizes, **dims})
             assert arr.shape == tuple(int(sympy.sympify(d).subs(dims)) for d in node.shape)
+
+
+def _numpy_names_only(text):
+    """Problems of a NumPy text block: a name used before the block defines it (or
+    imports it, or Python has it), an ``np.`` attribute NumPy lacks, ``numpy`` unaliased."""
+    tree = ast.parse(text)
+    head = next(ln for ln in text.splitlines() if ln.startswith("# inputs: "))
+    known = set(dir(builtins)) | {n.strip() for n in head[10:].split(" (")[0].split(",")}
+    known |= {ln[2:].split(" = ...")[0] for ln in text.splitlines()   # dims to be set
+              if ln.startswith("# ") and " = ...  (set this dim" in ln}
+    problems = []
+    for stmt in tree.body:
+        if not isinstance(stmt, (ast.FunctionDef, ast.Import, ast.ImportFrom)):
+            for n in ast.walk(stmt):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in known:
+                    problems.append(f"{n.id} is not defined: {ast.unparse(stmt)[:200]}")
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.Name) and n.id == "numpy":
+                problems.append("numpy is written np in the NumPy text")
+            if isinstance(n, ast.Attribute):
+                chain, inner = [n.attr], n.value
+                while isinstance(inner, ast.Attribute):
+                    chain.append(inner.attr)
+                    inner = inner.value
+                if isinstance(inner, ast.Name) and inner.id == "np":
+                    obj = np
+                    for part in reversed(chain):
+                        obj = getattr(obj, part, None)
+                    if obj is None:
+                        problems.append(f"NumPy has no np.{'.'.join(reversed(chain))}")
+        if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
+            known.add(stmt.name)
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            known |= {(a.asname or a.name).split(".")[0] for a in stmt.names}
+        elif isinstance(stmt, ast.Assign):
+            known |= {t.id for t in stmt.targets if isinstance(t, ast.Name)}
+    return problems
+
+
+@pytest.mark.parametrize("name", sorted(set(OPS) - LEAVES))
+def test_the_numpy_text_spells_the_op_in_numpy(name):
+    """``text("numpy")`` prints every op as NumPy (its "numpy_text" spelling, else its
+    "numpy" one, with ``np.``); the numbers are checked over the rule table in
+    tests/fuzz/test_views.py."""
+    op = OPS[name]
+    assert op.spelling("numpy_text") is (op.spell.get("numpy_text") or op.spell.get("numpy"))
+    for node, _ in SAMPLES.get(name, []):
+        inputs = [n for n in topo_order([node]) if n.is_symbol]
+        text = numpy_block([("y", node, node.shape)], inputs, {})
+        assert text.startswith("import numpy as np\n"), text
+        problems = _numpy_names_only(text)
+        assert not problems, "\n".join(problems) + "\n\n" + text
+
+
+def test_the_numpy_text_spelling_is_preferred():
+    """An op whose compiled spelling calls a helper reads as NumPy where NumPy has a short
+    form (``OpDef(numpy_text=...)``): sigmoid, softmax, log_softmax, logsumexp."""
+    x = symbol("x", ("n",))
+    for fn in (sg.sigmoid, sg.softmax, sg.log_softmax, sg.logsumexp):
+        node = fn(x)
+        assert "numpy_text" in OPS[node.op].spell
+        text = numpy_block([("y", node, node.shape)], [x], {})
+        assert "def " not in text and "_expit" not in text, text
+        assert not _numpy_names_only(text), text
 
 
 def test_a_view_names_an_op_it_cannot_show(monkeypatch):

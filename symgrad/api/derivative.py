@@ -15,6 +15,7 @@ from ..core.shapes import dim_symbol, fmt_shape
 from ..errors import ArgumentError
 from ..views import explicit as _explicit
 from ..views.latex import latex_expr
+from ..views.numpy_text import numpy_block
 from ..views.formulas import constants, filled, formulas, render
 from ..views.verify import ViewReport, verify_views
 from ..views.text import format_block, format_expr, program_lines, shape_note, shared_forms
@@ -96,8 +97,10 @@ class DerivativeFn:
             v is not None and v.shape for _, v in self._values())
 
     def _notation(self, notation):
+        """"matrix", "numpy", or "sympy" (the default for functions of scalars: SymPy's
+        formulas as SymPy prints them)."""
         if notation is None:
-            return "matrix" if self._matrix_view() else "numpy"
+            return "matrix" if self._matrix_view() else "sympy"
         if notation not in ("matrix", "numpy"):
             raise ArgumentError(f"unknown notation {notation!r}; use 'matrix' or 'numpy'")
         return notation
@@ -111,10 +114,17 @@ class DerivativeFn:
 
     def text(self, notation: str | None = None) -> str:
         """The formulas as text: ``"matrix"`` (textbook: ᵀ, ∘, 𝟙, diag, with shared
-        subterms named t₁, t₂, ...) or ``"numpy"`` (NumPy-style SymPy formulas).
-        By default matrix notation whenever arrays are involved."""
+        subterms named t₁, t₂, ...) or ``"numpy"``: one block of NumPy code to paste and
+        run (``import numpy as np``, the dims bound from the inputs' shapes, shared
+        subterms, then ``df_dx = ...`` per result; captured arrays by their names in
+        ``constants``). By default matrix notation whenever arrays are involved, else
+        SymPy's formulas as SymPy prints them."""
         blocks = self._blocks()
-        if self._notation(notation) == "matrix":
+        style = self._notation(notation)
+        if style == "numpy":
+            return numpy_block([(b.label, b.node, b.shape) for b in blocks], self.inputs,
+                               self.constants)
+        if style == "matrix":
             outs, defs = self._rendered("text")
         else:
             exprs, named = self._shared()
@@ -127,7 +137,9 @@ class DerivativeFn:
         return "\n".join(lines)
 
     def latex(self, notation: str | None = None) -> str:
-        """LaTeX of all formulas (an ``aligned`` block); ``notation`` as in ``text``."""
+        """LaTeX of all formulas (an ``aligned`` block): matrix notation (``"matrix"``,
+        the default whenever arrays are involved) or SymPy's LaTeX of the closed forms
+        (``"numpy"``, the default for functions of scalars)."""
         blocks = self._blocks()
         if self._notation(notation) == "matrix":
             outs, defs = self._rendered("latex")

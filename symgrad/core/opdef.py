@@ -25,7 +25,9 @@ from sympy.printing.precedence import PRECEDENCE as SYMPY_PRECEDENCE
 
 from ..errors import ParameterError, RegistryError
 
-TARGETS = ("text", "latex", "numpy", "torch", "math", "jax")
+TARGETS = ("text", "latex", "numpy", "torch", "math", "jax", "numpy_text")
+# a target that may be missing, and the one it then falls back to
+FALLBACKS = {"numpy_text": "numpy"}
 
 OPS = {}         # op name -> OpDef
 FUNCTIONS = {}   # public function name -> callable (sg.<name>), filled by the op families
@@ -233,7 +235,7 @@ def render(expr, printer, target):
     """``expr`` (an OpBase) spelled for ``target`` by ``printer``; the spelling's helpers
     go to the printer's ``preamble`` when it keeps one."""
     opdef = type(expr).opdef
-    sp = opdef.spell.get(target)
+    sp = opdef.spelling(target)
     if sp is None:
         raise RegistryError(f"op {opdef.name} has no {target} spelling; give its OpDef "
                             f"{target}=... in {opdef.module}")
@@ -260,9 +262,12 @@ class OpDef:
     shape, kind   result shape and kind ("float" or "bool") rules
     sympy         (attrs, *operand exprs) -> SymPy expression; default: this op's OpBase
                   class (``sympy_class``) over the operands and ``sympy_params``
-    spell         {target: Spelling} for "text", "latex", "numpy", "torch", "math", "jax"
-                  (JAX defaults to the NumPy spelling read as jax.numpy; ``jax="host"``
-                  runs the NumPy code on the host inside jit: codegen.backends.jax)
+    spell         {target: Spelling} for "text", "latex", "numpy", "torch", "math", "jax",
+                  "numpy_text" (JAX defaults to the NumPy spelling read as jax.numpy;
+                  ``jax="host"`` runs the NumPy code on the host inside jit:
+                  codegen.backends.jax; "numpy_text", the NumPy a person reads in
+                  ``text("numpy")``, a shorter pure-NumPy form where the compiled code's
+                  differs, defaults to the NumPy spelling: ``FALLBACKS``)
     precedence    how its text and code spelling binds, as ``PRECEDENCE`` names it: "Func"
                   for a call (the default), "MatMul" for ``x @ y``, "Atom" for ``x.T``
     latex_precedence  the same for its LaTeX spelling ("Pow" for ``x^{T}``)
@@ -288,7 +293,8 @@ class OpDef:
 
     def __init__(self, name, inputs, *, sympy=None, sympy_class=None, sympy_params=None,
                  params=None, shape=None, kind=None, simplify=None,
-                 text=None, latex=None, numpy=None, torch=None, math=None, jax=None, matrix=None,
+                 text=None, latex=None, numpy=None, torch=None, math=None, jax=None,
+                 numpy_text=None, matrix=None,
                  elements=None, batch=None, torch_names=(), differentiable=True,
                  pointwise=False, fresh=False, scatter=False, readonly=False,
                  bool_inputs=False, wrapper=False, augmented=None, exact_operands=(),
@@ -303,7 +309,8 @@ class OpDef:
         self.sympy_params = sympy_params
         self.simplify = simplify
         self.spell = {t: spelling(s) for t, s in
-                      zip(TARGETS, (text, latex, numpy, torch, math, jax)) if s is not None}
+                      zip(TARGETS, (text, latex, numpy, torch, math, jax, numpy_text))
+                      if s is not None}
         self.matrix = matrix
         self.elements = elements
         self.batch = batch
@@ -335,6 +342,15 @@ class OpDef:
         self.sympy_class = sympy_class
         if sympy_class is not None:
             sympy_class.opdef = self
+
+    def spelling(self, target):
+        """The Spelling for ``target``, or for the target it falls back to
+        (``FALLBACKS``); None when there is neither."""
+        sp = self.spell.get(target)
+        while sp is None and target in FALLBACKS:
+            target = FALLBACKS[target]
+            sp = self.spell.get(target)
+        return sp
 
     @property
     def arity(self):

@@ -127,10 +127,17 @@ def view_args(program, seed):
                        dtype=float) for x in program.inputs]
 
 
-def check_views(program, seed):
+def check_views(program, seed, renamed=None):
+    """Problems of the printed views of ``program``; with ``renamed`` (the program under
+    hostile names) also of its NumPy text, which is code and must run under any names."""
     from .views import compare_views
     g = sg.grad_fn(program.function("sg"), shapes=program.shapes)
-    return [f"view: {p}" for p in compare_views(g, view_args(program, seed), program.dims)]
+    problems = [f"view: {p}" for p in compare_views(g, view_args(program, seed), program.dims)]
+    if renamed is not None:
+        g = sg.grad_fn(renamed.function("sg"), shapes=renamed.shapes)
+        problems += [f"view under hostile names: {p}" for p in compare_views(
+            g, view_args(renamed, seed), renamed.dims, views=("text",))]
+    return problems
 
 
 def run_one(seed, max_steps=5, trials=2, timeout=120, first_op=None, names=True,
@@ -152,7 +159,7 @@ def run_one(seed, max_steps=5, trials=2, timeout=120, first_op=None, names=True,
                                f"{type(e.error).__name__}: {e.error}", e.program,
                                seconds=time.perf_counter() - start)
             ops = graph_ops(program)
-            original = program       # views are read back by Python: the user's own names
+            original = program       # views read back as symgrad's notation: the user's names
             if names and rng.random() < 0.5:
                 program = renamed(program, rng)
             stage = "check"
@@ -172,7 +179,8 @@ def run_one(seed, max_steps=5, trials=2, timeout=120, first_op=None, names=True,
                 problems += check_edges(program, seed, notes=notes, backends=backends)
             if views:
                 stage = "views"
-                problems += check_views(original, seed)
+                problems += check_views(original, seed,
+                                        renamed=program if program is not original else None)
             if names:
                 stage = "names"
                 problems += refuses_look_alikes(program, rng)

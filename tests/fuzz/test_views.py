@@ -1,14 +1,15 @@
 """The printed views agree with the compiled code, and the evaluator can tell when not.
 
 * ``test_views_agree``: for every shape case of every spec in ``tests/rule_specs.py``, the
-  gradient of ``sum(op(...) * w_out)`` evaluated from ``g.text("numpy")``, from
-  ``g.program()`` and from ``g.explicit(**dims)`` (``tests/fuzz/views.py``) equals
-  ``g.compile("numpy")`` on the same inputs;
+  gradient of ``sum(op(...) * w_out)`` computed by running ``g.text("numpy")`` with NumPy
+  alone, evaluated from ``g.program()``, ``g.formulas`` and ``g.explicit(**dims)``
+  (``tests/fuzz/views.py``) equals ``g.compile("numpy")`` on the same inputs;
 * ``test_explicit_simplified``: the same for the simplified per-element forms (SymPy's
   ``factor``), on the cases small enough for that to be quick;
 * the evaluator catches deliberately wrong views (dropped parentheses, a dropped
   broadcast, swapped arguments, a wrong shape note, a wrong program line or element) and
-  reports names it cannot evaluate instead of skipping them;
+  reports names it cannot evaluate (a name NumPy lacks, an import of anything but NumPy
+  and math) instead of skipping them;
 * ``test_known_bug_*``: view bugs found by fuzzing, strict xfail until fixed.
 """
 import inspect
@@ -196,7 +197,7 @@ def test_the_untampered_views_agree():
 
 def test_catches_dropped_parentheses(monkeypatch):
     g, args = _matvec()
-    _tampered(g, monkeypatch, "t1*(W@x)", "t1*W@x")       # (t1*W)@x: wrong shape here
+    _tampered(g, monkeypatch, "t1*(W @ x)", "t1*W @ x")   # (t1*W)@x: wrong shape here
     problems = compare_views(g, args, {})
     assert problems and all(p.startswith("text") for p in problems), problems
 
@@ -204,7 +205,7 @@ def test_catches_dropped_parentheses(monkeypatch):
 def test_catches_dropped_parentheses_same_shape(monkeypatch):
     g, args = _gradient(lambda a, W, x: sg.sum(sg.sin(a * (W @ x))),
                         {"a": (3,), "W": (3, 3), "x": (3,)})
-    _tampered(g, monkeypatch, "t1*(W@x)", "t1*W@x")
+    _tampered(g, monkeypatch, "t1*(W @ x)", "t1*W @ x")
     problems = compare_views(g, args, {})
     assert any("text: d/da" in p and "differ" in p for p in problems), problems
 
@@ -221,8 +222,9 @@ def test_catches_wrong_precedence(monkeypatch):
 def test_catches_dropped_broadcast(monkeypatch):
     g, args = _gradient(lambda x, w: sg.sum(sg.mean(x, axis=1) * w), {"x": (2, 3), "w": (2,)})
     text = g.text("numpy")
-    assert "broadcast_to(unsqueeze(w, 1), (2, 3))" in text, text
-    _tampered(g, monkeypatch, "broadcast_to(unsqueeze(w, 1), (2, 3))", "unsqueeze(w, 1)")
+    assert "np.broadcast_to(np.expand_dims(w, 1), (2, 3))" in text, text
+    _tampered(g, monkeypatch, "np.broadcast_to(np.expand_dims(w, 1), (2, 3))",
+              "np.expand_dims(w, 1)")
     problems = compare_views(g, args, {})
     assert any("text" in p and "shape (2, 1)" in p for p in problems), problems
 
@@ -230,15 +232,15 @@ def test_catches_dropped_broadcast(monkeypatch):
 def test_catches_swapped_arguments(monkeypatch):
     g, args = _gradient(lambda x, y: sg.sum(sg.atan2(x, y) * y), {"x": (3,), "y": (3,)})
     text = g.text("numpy")
-    assert "atan2(x, y)" in text, text
-    _tampered(g, monkeypatch, "atan2(x, y)", "atan2(y, x)")
+    assert "np.arctan2(x, y)" in text, text
+    _tampered(g, monkeypatch, "np.arctan2(x, y)", "np.arctan2(y, x)")
     problems = compare_views(g, args, {})
     assert any("text: d/dy" in p for p in problems), problems
 
 
 def test_catches_wrong_shape_note(monkeypatch):
     g, args = _matvec()
-    _tampered(g, monkeypatch, "[shape (4,)]", "[shape (3,)]")
+    _tampered(g, monkeypatch, "# df/dx, shape (4,)", "# df/dx, shape (3,)")
     problems = compare_views(g, args, {})
     assert any("shape note" in p for p in problems), problems
 
@@ -266,26 +268,57 @@ def test_catches_wrong_explicit_element(monkeypatch):
 
 
 def test_unknown_names_are_problems(monkeypatch):
+    """The NumPy text runs with NumPy and math only: a function NumPy lacks, a bare
+    name, or an import of anything else fails its view, never is skipped."""
+    for old, new, found in (("np.cos(", "np.cosine(", "has no attribute 'cosine'"),
+                            ("np.cos(", "cos(", "name 'cos' is not defined"),
+                            ("import numpy as np", "import numpy as np\nimport scipy",
+                             "imports 'scipy'")):
+        g, args = _matvec()
+        with monkeypatch.context() as m:
+            _tampered(g, m, old, new)
+            problems = compare_views(g, args, {}, views=("text",))
+        assert any(found in p for p in problems), problems
+
+
+def test_the_program_view_reports_unknown_names(monkeypatch):
     g, args = _matvec()
-    _tampered(g, monkeypatch, "cos(", "cosine(")
-    problems = compare_views(g, args, {})
+    line = next(ln for ln in g.program().splitlines() if "cos(" in ln)
+    _tampered(g, monkeypatch, line, line.replace("cos(", "cosine("), view="program")
+    problems = compare_views(g, args, {}, views=("program",))
     assert any("unknown name(s) cosine" in p for p in problems), problems
 
 
 def test_unevaluable_names_are_problems_with_their_reason(monkeypatch):
     g, args = _matvec()
-    _tampered(g, monkeypatch, "t1*(W@x)", "zoo*t1*(W@x)")
-    problems = compare_views(g, args, {})
+    line = next(ln for ln in g.program().splitlines() if "cos(" in ln)
+    _tampered(g, monkeypatch, line, line.replace("cos(", "zoo*cos("), view="program")
+    problems = compare_views(g, args, {}, views=("program",))
     assert any("zoo" in p and "complex infinity" in p for p in problems), problems
 
 
 def test_boolean_gradient_is_a_problem(monkeypatch):
     g, args = _matvec()
     text = g.text("numpy")
-    label_line = next(ln for ln in text.splitlines() if ln.startswith("df/da"))
-    _tampered(g, monkeypatch, label_line, "df/da = a > 0    [shape (3,)]")
+    line = next(ln for ln in text.splitlines() if ln.endswith("# df/da, shape (3,)"))
+    _tampered(g, monkeypatch, line, "df_da = a > 0  # df/da, shape (3,)")
     problems = compare_views(g, args, {})
     assert any("boolean" in p for p in problems), problems
+
+
+def test_a_result_line_per_derivative_is_required(monkeypatch):
+    g, args = _matvec()
+    _tampered(g, monkeypatch, "  # df/da, shape (3,)", "")
+    problems = compare_views(g, args, {}, views=("text",))
+    assert any("no line for df/da" in p for p in problems), problems
+
+
+def test_a_wrong_constant_reference_is_a_problem(monkeypatch):
+    big = np.arange(16.0).reshape(4, 4) / 7
+    g, args = _gradient(lambda x: sg.sum(sg.sin(x * big)), {"x": (4, 4)})
+    _tampered(g, monkeypatch, "g.constants['big']", "g.constants['small']")
+    problems = compare_views(g, args, {}, views=("text",))
+    assert any("no key 'small'" in p for p in problems), problems
 
 
 # ----- printed forms that are not plain Python ----------------------------------------------
@@ -297,9 +330,13 @@ def test_scatter_index_and_captured_arrays():
         return (sg.sum(sg.sin(x * big) + x * np.array([1.0, 2.0, 3.0, 4.0]))
                 + sg.sum(sg.cos(x[1:, ::2])) + sg.sum(x * (np.arange(16.0).reshape(4, 4) / 3)))
     g, args = _gradient(f, {"x": (4, 4)})
-    text = g.text("numpy") + g.program()
-    assert "scatter(" in text and "[1.0, 2.0, 3.0, 4.0]" in text and "big" in text, text
-    assert "C" in text and set(g.constants) >= {"big"}
+    program = g.program()
+    assert "scatter(" in program and "[1.0, 2.0, 3.0, 4.0]" in program and "big" in program
+    text = g.text("numpy")             # small arrays written out, the others by name
+    assert "np.array([1.0, 2.0, 3.0, 4.0])" in text, text
+    assert "# big = g.constants['big']" in text and "g.constants['C" in text, text
+    assert "[0.0, " not in text, text
+    assert set(g.constants) >= {"big"}
     assert compare_views(g, args, {}) == []
 
 
@@ -307,7 +344,8 @@ def test_symbolic_slice_lengths_print_with_ceiling():
     def f(x, w):
         return sg.sum(sg.sin(sg.reshape(x[::2], (1, -1))) * w)
     g, args = _gradient(f, {"x": ("n",), "w": ()}, {"n": 7})
-    assert "ceiling(n/2)" in g.text("numpy")
+    assert "ceiling(n/2)" in g.program()
+    assert "(n + 1) // 2" in g.text("numpy")        # integer code: a shape needs an int
     want = sg.grad_fn(f, shapes={"x": (7,), "w": ()}).compile("numpy")(*args)
     for got in (evaluate_numpy_text(g, args, {"n": 7}), evaluate_program(g, args, {"n": 7}),
                 evaluate_explicit(g, args, {"n": 7})):
@@ -350,7 +388,7 @@ def test_explicit_skips_forms_too_large_to_print(monkeypatch):
 
 def test_known_zero_gradient_broadcasts():
     g, args = _gradient(lambda x, y: sg.sin(x) + 0 * sg.sum(y), {"x": (), "y": (3,)})
-    assert "df/dy = 0    [shape (3,)]" in g.text("numpy")
+    assert "df_dy = np.zeros((3,))  # df/dy, shape (3,)" in g.text("numpy")
     assert compare_views(g, args, {}) == []
 
 

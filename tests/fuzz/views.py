@@ -1,29 +1,36 @@
 """An independent numerical evaluator of symgrad's printed views, for the differential
 fuzzer: it reads what a user reads and checks that it computes what the compiled code
 computes, so a printing bug (a dropped broadcast, a wrong precedence, swapped arguments,
-missing parentheses) shows up as a numerical disagreement.
+missing parentheses, a name NumPy lacks) shows up as a numerical disagreement or an error.
 
 Views checked:
 
-* ``g.text("numpy")``: ``d<f>/d<x> = <formula>    [shape (...)]`` lines, then the shared
-  subterms ``t1 = ...`` after ``where``;
-* ``g.program()``: the straight-line program ``v0 = ...``, ``<f> = vK``, ``d<f>/d<x> = vJ``;
+* ``g.text("numpy")``: a block of NumPy code, run as it is (``evaluate_numpy_block``):
+  parsed and executed by Python with builtins whose ``__import__`` gives NumPy and math
+  only, in a namespace holding nothing but the input arrays, bound to the names its
+  ``# inputs:`` comment gives, and the captured arrays its ``# C = g.constants[...]``
+  comments name. Each result is the variable assigned on a line commented
+  ``# <label>, shape <shape>``. No symgrad function is available to it: a name NumPy does
+  not have is an error of the view.
+* ``g.program()``: the straight-line program ``v0 = ...``, ``<f> = vK``, ``d<f>/d<x> = vJ``,
+  in symgrad's own notation, evaluated line by line (below);
+* ``g.formulas``: SymPy matrix expressions evaluated by SymPy alone;
 * ``g.explicit(**dims)``: per-element SymPy forms, through ``sympy.lambdify``.
 
-Each printed right-hand side is parsed with ``ast.parse(..., mode="eval")`` and evaluated
-by ``eval`` with no builtins (only ``__import__``, which torch's C operators need), on
-float64 torch tensors, in a namespace of the inputs, the dims, the temporaries evaluated
-so far and a table of functions for every name the text printer emits; a name outside
-the namespace is reported before evaluation. symgrad's code generation is never asked to
-compile a printed formula as a whole (that is what is being checked): the table calls one
-op at a time — an sg op on torch tensors computes eagerly, running that op's own torch
-spelling — or a small hand-written torch function.
+The program's right-hand sides are parsed with ``ast.parse(..., mode="eval")`` and
+evaluated by ``eval`` with no builtins (only ``__import__``, which torch's C operators
+need), on float64 torch tensors, in a namespace of the inputs, the dims, the temporaries
+evaluated so far and a table of functions for every name the text printer emits; a name
+outside the namespace is reported before evaluation. symgrad's code generation is never
+asked to compile a printed formula as a whole (that is what is being checked): the table
+calls one op at a time — an sg op on torch tensors computes eagerly, running that op's own
+torch spelling — or a small hand-written torch function.
 
 ``explicit`` is evaluated in float64 (``sympy.lambdify`` with NumPy; symgrad's scalar
 SymPy classes by their ops' sg functions); elements that overflow there (the textbook
 softmax of logits near 800) are evaluated again with mpmath at 50 digits.
 
-The function table (``text_functions()``):
+The function table of the program view (``text_functions()``):
 
 * every public function of the op registry (``symgrad.core.opdef.FUNCTIONS``: ``sum``,
   ``softmax``, ``reshape``, ``inv``, ``concatenate``, ...), whose names are the names the
@@ -38,10 +45,10 @@ The function table (``text_functions()``):
   integer functions of dims (``ceiling``, ``floor``, ``Mod``) and constants (``E``, ``pi``,
   ``oo``, ``nan``).
 
-Printed forms that are not Python are rewritten before parsing: the index of ``scatter(g,
-shape, [1:, :3])`` becomes ``_IX[1:, :3]``, captured constant arrays print as list
-literals (wrapped into tensors) or, when large, as ``C₁``-style names (not identifiers:
-renamed and bound to the array of that graph node).
+Printed forms of the program that are not Python are rewritten before parsing: the index
+of ``scatter(g, shape, [1:, :3])`` becomes ``_IX[1:, :3]``, captured constant arrays print
+as list literals (wrapped into tensors) or, when large, as ``C₁``-style names (not
+identifiers: renamed and bound to the array of that graph node).
 
 ``compare_views`` compares every view with ``g.compile("numpy")`` and returns problem
 strings; a view that cannot be evaluated (an unknown name, a syntax error) is a problem,
@@ -49,9 +56,12 @@ never a silent skip. ``evaluate_explicit`` returns None (a documented skip) when
 is too large for SymPy's per-element forms to be cheap.
 """
 import ast
+import builtins
 import functools
+import io
 import math
 import re
+import tokenize
 import warnings
 
 import numpy as np
@@ -422,7 +432,6 @@ def _output(value, text, shape, label):
     return arr
 
 
-_SHAPE_NOTE = re.compile(r"^(.*?)\s{4}\[shape (.*)\]$")
 _LINE = re.compile(r"^(\S+) = (.*)$")
 
 
@@ -435,51 +444,127 @@ def _shapes(g, dims):
     return {x.name: concrete_shape(x.shape, dims) for x in g.wrt}
 
 
-# ----- the text view -----------------------------------------------------------------------
+# ----- the NumPy text view -------------------------------------------------------------------
 
-def evaluate_text(text, g, args, dims):
-    """{input name: array} computed from ``text`` in the format of ``g.text("numpy")``."""
-    ns = namespace(g, args, dims)
-    labels, shapes = _labels(g), _shapes(g, dims)
-    outputs, defs, in_where = [], [], False
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        if line.strip() == "where" and line.startswith("  "):
-            in_where = True
-            continue
-        note = None
-        m = _SHAPE_NOTE.match(line)
+# The block imports what it uses; these are all it may import (a helper's optional import
+# of anything else, such as SciPy, fails as if it were not installed).
+ALLOWED_MODULES = ("numpy", "math")
+_INPUTS = re.compile(r"^# inputs: ([A-Za-z_][\w, ]*?)(?: \(|$)")
+_CONSTANT = re.compile(r"^# ([A-Za-z_]\w*) = g\.constants\[('(?:[^'\\]|\\.)*'|"
+                       r"\"(?:[^\"\\]|\\.)*\")\]")
+_RESULT = re.compile(r"^# (.*), shape (\(.*\))$")
+
+
+def _import(name, globals=None, locals=None, fromlist=(), level=0):
+    if level or name.partition(".")[0] not in ALLOWED_MODULES:
+        raise ImportError(f"the NumPy text imports {name!r}; only {ALLOWED_MODULES} are "
+                          "available to it")
+    return __import__(name, globals, locals, fromlist, level)
+
+
+def _comments(text):
+    """{line number: comment text} of ``text`` (Python source), read by its tokenizer."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError) as e:
+        raise ViewError(f"cannot tokenize the NumPy text: {e}") from None
+    return {t.start[0]: t.string for t in tokens if t.type == tokenize.COMMENT}
+
+
+def _input_value(x, a):
+    """An input as the NumPy text expects it: a float64 array (a NumPy float64 for a
+    scalar), int64 or bool arrays for integer and boolean inputs."""
+    dtype = {"int": np.int64, "bool": bool}.get(x.kind, np.float64)
+    a = np.array(a, dtype=dtype)
+    return a if a.ndim else a[()]
+
+
+def run_numpy_block(text, args, constants=None):
+    """Execute ``text`` (in the format of ``text("numpy")``) as a Python program with
+    NumPy and math only: the arrays ``args`` are bound to the names of its ``# inputs:``
+    comment, in that order, the arrays named by its ``# C = g.constants[key]`` comments to
+    ``constants[key]``. Returns {label: (value, shape)} of the lines commented
+    ``# <label>, shape <shape>`` (their variable after the block ran, and the shape note
+    evaluated in the block's namespace)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as e:
+        raise ViewError(f"the NumPy text is not Python: {e.msg} at line {e.lineno}: "
+                        f"{(e.text or '').strip()!r}") from None
+    comments = _comments(text)
+    constants = constants or {}
+    ns = {"__builtins__": dict(vars(builtins), __import__=_import)}
+    names = None
+    for line in comments.values():
+        m = _INPUTS.match(line)
         if m:
-            line, note = m.group(1), m.group(2)
-        m = _LINE.match(line.strip())
-        if not m:
-            raise ViewError(f"cannot read line {line!r}")
-        (defs if in_where else outputs).append((m.group(1), m.group(2), note))
-    for name, rhs, _ in defs:
-        if not re.fullmatch(r"t\d+", name):
-            raise ViewError(f"unexpected definition {name} = {rhs}")
-        ns[name] = evaluate_formula(rhs, ns)
-    got = {}
-    for label, rhs, note in outputs:
-        if label not in labels:
-            raise ViewError(f"unexpected label {label!r} (expected {sorted(labels)})")
-        key = labels[label]
-        shape = shapes[key]
-        noted = evaluate_formula(note, ns) if note is not None else ()
-        if tuple(noted) != shape:
-            raise ViewError(f"{label}: shape note [shape {note}] is {noted}, the input's "
-                            f"shape is {shape}")
-        got[key] = _output(evaluate_formula(rhs, ns), rhs, shape, label)
-    missing = sorted(set(labels) - {label for label, _, _ in outputs})
+            names = [n.strip() for n in m.group(1).split(",")] if m.group(1) != "none" else []
+        m = _CONSTANT.match(line)
+        if m:
+            key = ast.literal_eval(m.group(2))
+            if key not in constants:
+                raise ViewError(f"{line!r}: g.constants has no key {key!r} "
+                                f"(keys {sorted(constants)})")
+            ns[m.group(1)] = np.array(constants[key])
+    if names is None:
+        raise ViewError("no '# inputs: ...' comment naming the inputs")
+    if len(names) != len(args):
+        raise ViewError(f"'# inputs:' names {names}, for {len(args)} arrays")
+    ns.update(zip(names, args))
+    results = {}
+    for node in tree.body:
+        m = _RESULT.match(comments.get(node.end_lineno, ""))
+        if m is None:
+            continue
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)):
+            raise ViewError(f"line {node.lineno}: a result comment on a line that does not "
+                            "assign one name")
+        if m.group(1) in results:
+            raise ViewError(f"two lines for {m.group(1)}")
+        results[m.group(1)] = (node.targets[0].id, m.group(2))
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        exec(compile(tree, "<g.text('numpy')>", "exec"), ns)  # noqa: S102 - the view under test
+    out = {}
+    for label, (var, note) in results.items():
+        noted = eval(compile(ast.parse(note, mode="eval"), "<shape note>", "eval"), ns)  # noqa: S307
+        out[label] = (ns[var], tuple(noted))
+    return out
+
+
+def evaluate_numpy_block(text, g, args, dims):
+    """{input name: array} computed by running ``text`` (in the format of
+    ``g.text("numpy")``) with ``run_numpy_block``: one result line per derivative, its
+    shape note and its value of the input's shape."""
+    labels, shapes = _labels(g), _shapes(g, dims)
+    results = run_numpy_block(text, [_input_value(x, a) for x, a in zip(g.inputs, args)],
+                              g.constants)
+    unexpected = sorted(set(results) - set(labels))
+    if unexpected:
+        raise ViewError(f"unexpected label(s) {unexpected} (expected {sorted(labels)})")
+    missing = sorted(set(labels) - set(results))
     if missing:
         raise ViewError(f"no line for {', '.join(missing)}")
+    got = {}
+    for label, (value, noted) in results.items():
+        key = labels[label]
+        shape = shapes[key]
+        if noted != shape:
+            raise ViewError(f"{label}: the shape note of its comment, {noted}, is not the "
+                            f"input's shape {shape}")
+        value = np.asarray(value)
+        if value.dtype == bool:
+            raise ViewError(f"{label} is boolean")
+        if value.shape != shape:
+            raise ViewError(f"{label} has shape {value.shape}, expected {shape}")
+        got[key] = value.astype(np.float64)
     return got
 
 
 def evaluate_numpy_text(g, args, dims):
-    """{input name: NumPy array} evaluated from ``g.text("numpy")``."""
-    return evaluate_text(g.text("numpy"), g, args, dims)
+    """{input name: NumPy array} computed by running ``g.text("numpy")`` with NumPy."""
+    return evaluate_numpy_block(g.text("numpy"), g, args, dims)
 
 
 # ----- the program view ----------------------------------------------------------------------
@@ -827,7 +912,7 @@ def _evaluate_elements(symbols, exprs, point):
 
 def _printed_line(text, label):
     for line in text.splitlines():
-        if line.startswith(label + " = "):
+        if line.startswith(label + " = ") or f"  # {label}, shape (" in line:
             return line if len(line) <= 400 else line[:400] + " ..."
     return ""
 
@@ -891,7 +976,7 @@ def compare_views(g, args, dims, rtol=1e-7, atol=1e-9,
 
     if "text" in views:
         text = g.text("numpy")
-        got = run("text", lambda: evaluate_text(text, g, args, dims))
+        got = run("text", lambda: evaluate_numpy_block(text, g, args, dims))
         if got is not None:
             compare("text", got, text)
     if "program" in views:

@@ -240,6 +240,7 @@ def _index_elements(ctx, x):
        text=lambda x, index: f"{x:atom}[{index_text(index.printer, index.expr)}]",
        latex=lambda x, index: f"{x:atom}_{{[{index_text(_TEXT, index.expr)}]}}",
        numpy=lambda x, index: f"{x:atom}[{index_text(index.printer, index.expr, True)}]",
+       numpy_text=lambda x, index: f"{x:atom}[{index_text(index.printer, index.expr)}]",
        torch=lambda x, index: f"{x:atom}[{index_text(index.printer, index.expr, True)}]",
        matrix=lambda m, node, x: m.index(x, node.attrs["index"]),
        elements=_index_elements, batch=_index_batch)

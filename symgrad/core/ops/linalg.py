@@ -558,6 +558,14 @@ def _norm_numpy(x, axis, keepdims, full, ord):
     return outer.format(f"numpy.sum({inner}, axis={axis}, keepdims={keepdims})")
 
 
+def _norm_numpy_text(x, axis, keepdims, full, ord):
+    """np.linalg.norm where it is this norm (the 2-norm of everything, or along one or
+    two axes), else the NumPy spelling."""
+    if ord.value != 2 or len(axis.value) > 2 and (keepdims.value or not full.value):
+        return _norm_numpy(x, axis, keepdims, full, ord)
+    return reduce_text("numpy.linalg.norm")(x, axis, keepdims, full)
+
+
 def _norm_latex(x, axis, keepdims, full, ord):
     body = rf"\left\lVert {x} \right\rVert"
     subscript = [] if ord.value == 2 else [str(ord.value)]
@@ -582,7 +590,7 @@ def _norm_matrix(m, node, x):
 @defop("norm", ("x",), params=_norm_params, shape=reduce_shape,
        sympy_params=REDUCE_PARAMS + ("ord",), simplify=simp.over_no_axes("abs"),
        text=reduce_text("norm", lambda ord: _ord_text(ord)), latex=_norm_latex,
-       numpy=_norm_numpy,
+       numpy=_norm_numpy, numpy_text=_norm_numpy_text,
        torch=torch_reduce("torch.linalg.vector_norm", lambda ord: f", ord={ord}"),
        matrix=_norm_matrix,
        elements=lambda ctx, x: elements.reduce(

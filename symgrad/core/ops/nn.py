@@ -90,6 +90,7 @@ def _vector_or_call(name):
        text="softmax({x}, axis={axis})",
        latex=r"\operatorname{{softmax}}_{{{axis}}}\left({x}\right)",
        numpy=("_softmax({x}, {axis})", {"_softmax": _SOFTMAX}),
+       numpy_text="numpy.exp({x:add} - numpy.logaddexp.reduce({x}, axis={axis}, keepdims=True))",
        torch="torch.softmax({x}, {axis})", matrix=_vector_or_call("softmax"),
        elements=_softmax_elements, batch=batching.along_axes)
 def softmax(x: TensorLike, axis: int = -1) -> Result:
@@ -102,6 +103,7 @@ def softmax(x: TensorLike, axis: int = -1) -> Result:
        text="log_softmax({x}, axis={axis})",
        latex=r"\operatorname{{log\_softmax}}_{{{axis}}}\left({x}\right)",
        numpy=("_log_softmax({x}, {axis})", {"_log_softmax": _LOG_SOFTMAX}),
+       numpy_text="{x:add} - numpy.logaddexp.reduce({x}, axis={axis}, keepdims=True)",
        torch="torch.log_softmax({x}, {axis})", matrix=_vector_or_call("log_softmax"),
        elements=_log_softmax_elements, batch=batching.along_axes)
 def log_softmax(x: TensorLike, axis: int = -1) -> Result:
@@ -117,11 +119,19 @@ def _over_one_element(op, x, axis):
     return apply(op, x, axis=axis)
 
 
+def _logsumexp_text(x, axis, keepdims, full):
+    """NumPy's own reduction of logaddexp (over every axis: axis=None, not its default 0)."""
+    if full.value and not keepdims.value:
+        return f"numpy.logaddexp.reduce({x}, axis=None)"
+    return reduce_text("numpy.logaddexp.reduce")(x, axis, keepdims, full)
+
+
 @defop("logsumexp", ("x",), params=reduce_params, shape=reduce_shape,
        simplify=simp.over_no_axes(None),
        sympy_params=REDUCE_PARAMS, text=reduce_text("logsumexp"),
        latex=reduce_latex("logsumexp"),
        numpy=("_logsumexp({x}, {axis}, {keepdims})", {"_logsumexp": _LOGSUMEXP}),
+       numpy_text=_logsumexp_text,
        torch="torch.logsumexp({x}, dim={axis}, keepdim={keepdims})",
        elements=elements.reduce(lambda v: sympy.log(sympy.Add(*[sympy.exp(e) for e in v]))),
        batch=batching.along_axes,

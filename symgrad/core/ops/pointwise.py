@@ -207,7 +207,8 @@ def _sigmoid_numpy(x):
 
 
 sigmoid = _unary("sigmoid", Sigmoid, text="sigmoid({x})", latex=r"\sigma\left({x}\right)",
-                  numpy=_sigmoid_numpy, torch="torch.sigmoid({x})", jax="jax.nn.sigmoid({x})",
+                  numpy=_sigmoid_numpy, numpy_text="1/(1 + numpy.exp(-{x:mul}))",
+                  torch="torch.sigmoid({x})", jax="jax.nn.sigmoid({x})",
                   math="(1.0/(1.0 + math.exp(-{x:mul})))",
                   matrix=lambda m, node, x: m.fn("σ", x),
                   also=_special("expit") + ("torch.nn.functional.sigmoid",))

@@ -119,6 +119,7 @@ def _sum_numpy(x, axis, keepdims, full):
 
 
 @reduction("sum", simplify=simp.reduction("sum"), numpy=_sum_numpy,
+           numpy_text=reduce_text("numpy.sum"),
            torch=torch_reduce("torch.sum"), elements=_sum_elements,
            matrix=lambda m, node, x: m.sum(node, x), torch_names=("torch.sum",))
 def sum(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Result:
@@ -127,6 +128,7 @@ def sum(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Result:
 
 
 @reduction("mean", simplify=simp.reduction("mean"), numpy=numpy_reduce("numpy.mean"),
+           numpy_text=reduce_text("numpy.mean"),
            torch=torch_reduce("torch.mean"), elements=_mean_elements,
            matrix=lambda m, node, x: m.mean(node, x), torch_names=("torch.mean",))
 def mean(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Result:
@@ -154,7 +156,7 @@ _max_elements = elements.reduce(lambda v: sympy.Max(*v))
 _min_elements = elements.reduce(lambda v: sympy.Min(*v))
 
 
-@reduction("amax", numpy=numpy_reduce("numpy.max"), torch=torch_reduce("torch.amax"),
+@reduction("amax", numpy=numpy_reduce("numpy.max"), numpy_text=reduce_text("numpy.max"), torch=torch_reduce("torch.amax"),
            latex=reduce_latex("max"), elements=_max_elements,
            torch_names=("torch.amax", "torch.Tensor.amax"))
 def amax(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Result:
@@ -162,7 +164,7 @@ def amax(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Result:
     return apply("amax", x, axis=axis, keepdims=keepdims)
 
 
-@reduction("amin", numpy=numpy_reduce("numpy.min"), torch=torch_reduce("torch.amin"),
+@reduction("amin", numpy=numpy_reduce("numpy.min"), numpy_text=reduce_text("numpy.min"), torch=torch_reduce("torch.amin"),
            latex=reduce_latex("min"), elements=_min_elements,
            torch_names=("torch.amin", "torch.Tensor.amin"))
 def amin(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Result:
@@ -171,6 +173,7 @@ def amin(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Result:
 
 
 @reduction("max", params=_extremum_params, numpy=numpy_reduce("numpy.max"),
+           numpy_text=reduce_text("numpy.max"),
            torch=torch_reduce("torch.amax"), elements=_max_elements)
 def max(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Result:
     """Largest element, over everything or along one axis. As in torch, ``max(x)`` splits
@@ -180,6 +183,7 @@ def max(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Result:
 
 
 @reduction("min", params=_extremum_params, numpy=numpy_reduce("numpy.min"),
+           numpy_text=reduce_text("numpy.min"),
            torch=torch_reduce("torch.amin"), elements=_min_elements)
 def min(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Result:
     """Smallest element, over everything or along one axis (see ``max``)."""
@@ -197,6 +201,7 @@ def _prod_torch(x, axis, keepdims, full):
 
 
 @reduction("prod", params=one_axis_params, numpy=numpy_reduce("numpy.prod"),
+           numpy_text=reduce_text("numpy.prod"),
            torch=_prod_torch, elements=elements.reduce(sympy.Mul.fromiter),
            torch_names=("torch.prod", "torch.Tensor.prod"))
 def prod(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Result:
