@@ -21,7 +21,8 @@ from .core.ops.gather import put_along_add, take, take_add, take_along
 from .core.ops.im2col import fold, unfold
 from .core.ops.indexing import cat, concatenate, stack
 from .core.ops.linalg import (cholesky, det, diag, diagonal, dot, eye, inv, inverse, logabsdet,
-                              logdet, matmul, norm, outer, slogdet, solve, trace, tril, triu)
+                              logdet, matmul, outer, slogdet, solve, trace, tril, triu)
+from .core.ops.norms import norm
 from .core.ops.nn import (binary_cross_entropy_with_logits, cross_entropy, log_softmax,
                           logsumexp, mse_loss, one_hot, softmax)
 from .core.ops.pointwise import (abs, acos, add, asin, atan, atan2, cast, clamp, cos, cosh,

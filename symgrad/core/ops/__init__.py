@@ -5,7 +5,7 @@ The package also holds every public function of the families by name (``ops.exp`
 """
 from ..opdef import FUNCTIONS as _FUNCTIONS
 from . import conv, decomp, fractional, gather, grid, im2col  # noqa: F401  (register)
-from . import indexing, layout, linalg, nn, pointwise, pool  # noqa: F401  (register)
+from . import indexing, layout, linalg, nn, norms, pointwise, pool  # noqa: F401  (register)
 from . import reductions, rounding, scans, shape, sorting, special  # noqa: F401  (register)
 from . import unpool  # noqa: F401  (register)
 
