@@ -18,6 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy
 
 from .api import grad_fn
+from .api.grad import positional
 from .codegen import compile_function
 from .core.build import const, is_symmetric_leaf, reference_constants, symbol
 from .core.optional import require_torch
@@ -114,15 +115,23 @@ def _compare(ours, ref, label, report, rtol, atol, raise_on_mismatch=True, hint=
     problem = None
     if ours.shape != ref.shape:
         problem = f"{label}: symgrad gives shape {ours.shape}, torch gives {ref.shape}"
+    elif not numpy.isfinite(ref).all():
+        idx = _plain(numpy.unravel_index(int(numpy.argmin(numpy.isfinite(ref))), ref.shape)
+                     if ref.shape else ())
+        problem = (f"{label}: torch.autograd gives {float(ref[idx])} at index {idx} for these "
+                   f"inputs (symgrad gives {float(ours[idx])}), so nothing there can be "
+                   "compared; the inputs are outside the function's domain (a negative "
+                   "variance, a log of a negative number, an overflow): pass sample=... to "
+                   "draw inputs where f and its derivatives are finite")
     elif not numpy.allclose(ours, ref, rtol=rtol, atol=atol, equal_nan=True):
         # the worst element among those that disagree (nan on both sides agrees)
         close = numpy.isclose(ours, ref, rtol=rtol, atol=atol, equal_nan=True)
         gap = numpy.abs(numpy.nan_to_num(ours - ref, nan=numpy.inf, posinf=numpy.inf,
                                          neginf=numpy.inf))
         bad = numpy.argmax(numpy.where(close, -1.0, gap))
-        idx = numpy.unravel_index(bad, ref.shape) if ref.shape else ()
+        idx = _plain(numpy.unravel_index(bad, ref.shape) if ref.shape else ())
         problem = (f"{label}: symgrad and torch.autograd disagree; at index {idx} "
-                   f"symgrad gives {ours[idx]!r}, torch gives {ref[idx]!r}{hint}")
+                   f"symgrad gives {float(ours[idx])!r}, torch gives {float(ref[idx])!r}{hint}")
     if problem is not None:
         if raise_on_mismatch:
             raise CheckError(problem)
@@ -134,6 +143,23 @@ def _compare(ours, ref, label, report, rtol, atol, raise_on_mismatch=True, hint=
     rel = float((diff[finite] / (numpy.abs(ref[finite]) + 1e-300)).max()) if finite.any() else 0.0
     report.max_abs_error[label] = max(report.max_abs_error.get(label, 0.0), err)
     report.max_rel_error[label] = max(report.max_rel_error.get(label, 0.0), min(rel, 1e300))
+
+
+def _plain(index):
+    """An index as Python ints, for messages."""
+    return tuple(int(i) for i in index)
+
+
+def _module_buffers(f, inputs):
+    """{input name: value} for the inputs of a module's function that are its buffers
+    (BatchNorm's running statistics): checked at the module's own values, since a random
+    one can lie outside their domain (a negative variance)."""
+    state = getattr(f, "_state", None)
+    if state is None:
+        return {}
+    names = {x.name for x in inputs}
+    return {f.symbols[q]: t.detach().double().cpu().numpy() for q, t, trainable in state
+            if not trainable and f.symbols.get(q) in names}
 
 
 def _index_bound(inputs, sizes):
@@ -194,7 +220,7 @@ def check(f: Callable[..., Any], shapes: Shapes | None = None,
     """
     torch = require_torch("sg.check (it compares with torch.autograd)")
 
-    f, shapes, wrt = as_function(f, shapes, loss, wrt)
+    f, shapes, wrt = as_function(positional(f), shapes, loss, wrt)
     g = grad_fn(f, wrt=wrt, shapes=shapes)
     sizes = _default_dims(g.inputs, dims)
     reference = _sym_reference(reference or f, g.inputs)
@@ -215,11 +241,14 @@ def check(f: Callable[..., Any], shapes: Shapes | None = None,
                                    zero_shapes=[x.shape for x in g.wrt]) for b in backends}
     wrt_idx = [next(i for i, y in enumerate(g.inputs) if y is x) for x in g.wrt]
     ids = _index_bound(g.inputs, sizes)
+    buffers = _module_buffers(f, g.inputs)
     for _ in range(trials):
         args = []
         for x in g.inputs:
             shape = _concrete(x.shape, sizes)
-            if sample:
+            if x.name in buffers and buffers[x.name].shape == shape:
+                a = buffers[x.name]
+            elif sample:
                 a = sample(f"{x.name}", shape, rng)
             elif x.kind == "int":
                 a = rng.integers(0, ids, shape)

@@ -204,9 +204,10 @@ def build_parser():
     out.add_argument("--program", action="store_true",
                      help="the straight-line program: forward ops, then derivative ops "
                           "(e.g. ... --hessian --program)")
-    out.add_argument("--emit", choices=("numpy", "torch"),
-                     help="standalone source of the compiled derivative, importing only "
-                          "numpy or torch (e.g. --emit numpy > grad.py)")
+    from .codegen.backends import BACKENDS
+    out.add_argument("--emit", choices=sorted(BACKENDS),
+                     help="standalone source of the compiled derivative for a backend, "
+                          "importing only its library (e.g. --emit numpy > grad.py)")
     out.add_argument("--check", action="store_true",
                      help="compare the compiled gradient with torch.autograd at random "
                           "inputs, orders 1 and 2 (1 only with --order 1), and print the "

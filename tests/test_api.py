@@ -427,3 +427,37 @@ def test_default_arguments_stay_defaults_unless_shapes_names_them():
     np.testing.assert_allclose(g.compile("numpy")(np.ones(2))[0], [2.0, 2.0])
     g2 = sg.grad_fn(h, shapes={"x": (2,), "scale": ()})
     assert [x.name for x in g2.wrt] == ["x", "scale"]
+
+
+def test_keyword_only_parameters_are_inputs_after_the_positional_ones():
+    import torch
+
+    def f(x, *, y):
+        return sg.sum(sg.sin(x) * y)
+    g = sg.grad_fn(f, shapes={"x": ("n",), "y": ("n",)})
+    assert [p.name for p in g.inputs] == ["x", "y"]
+    x, y = np.array([0.3, -1.2]), np.array([2.0, 0.5])
+    tx, ty = (torch.tensor(v, requires_grad=True) for v in (x, y))
+    ref = torch.autograd.grad((torch.sin(tx) * ty).sum(), (tx, ty))
+    for ours, r in zip(g.compile("numpy")(x, y), ref):
+        np.testing.assert_allclose(ours, r.numpy(), rtol=1e-14)
+    assert sg.check(f, shapes={"x": ("n",), "y": ("n",)}).ok
+
+    def h(x, a=2.0, *, y, z=3.0):     # y has no default: a before it becomes an input
+        return x * y * a * z
+    assert [p.name for p in sg.grad_fn(h).inputs] == ["x", "a", "y"]
+    assert sg.hessian(h, wrt=("x", "y"), shapes={}).compile()(1.0, 2.0, 3.0)[0][1] == 6.0
+
+
+def test_a_gradient_function_is_callable_and_checks_its_dim_names():
+    import torch
+    g = sg.grad_fn(lambda x, y: sg.sum(x * sg.exp(y)), shapes={"x": ("n",), "y": ("n",)})
+    x, y = np.array([1.0, 2.0]), np.array([0.0, 1.0])
+    gx, gy = g(x, y)
+    np.testing.assert_allclose(gx, np.exp(y)) and np.testing.assert_allclose(gy, x * np.exp(y))
+    tx, ty = g(torch.tensor(x), torch.tensor(y))
+    assert isinstance(tx, torch.Tensor) and torch.allclose(ty, torch.tensor(x * np.exp(y)))
+    with pytest.raises(sg.ArgumentError, match="m is not a dim of f's inputs"):
+        g.verify(m=3)
+    with pytest.raises(sg.ArgumentError, match="its dims: n"):
+        g.explicit(n=2, m=3)

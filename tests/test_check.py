@@ -73,3 +73,32 @@ def test_a_misspelt_dim_is_an_error():
         sg.check(lambda x: (x ** 2).sum(), shapes={"x": ("batchsize",)}, dims={"batch": 3})
     # one dims table for several functions: names a function does not use are fine
     assert sg.check(lambda x: (x ** 2).sum(), shapes={"x": ("n",)}, dims={"n": 3, "m": 4}).ok
+
+
+def test_a_reference_that_is_not_finite_fails_the_check_and_says_why():
+    f = lambda x: sg.log(sg.sum(sg.exp(x)))  # noqa: E731
+    with pytest.raises(sg.CheckError, match="outside the function's domain.*sample="):
+        sg.check(f, shapes={"x": (3,)}, order=1,
+                 sample=lambda name, shape, rng: 1000 + rng.standard_normal(shape))
+
+
+def test_a_module_s_buffers_are_checked_at_their_own_values():
+    net = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4),
+                              torch.nn.Linear(4, 1)).eval()
+    with torch.no_grad():
+        net[1].running_var.copy_(torch.rand(4, generator=torch.Generator().manual_seed(0)) + .5)
+    report = sg.check(net, shapes={"input": ("B", 3)}, loss=lambda out: (out ** 2).mean())
+    assert report.ok and report.order == 2
+
+
+def test_torch_constants_in_the_reference_are_made_in_float64():
+    report = sg.check(lambda A: (A @ torch.eye(A.shape[0])).sum() ** 2, shapes={"A": ("n", "n")})
+    assert report.ok
+    assert torch.get_default_dtype() == torch.float32
+
+
+def test_a_mismatch_names_the_index_and_values_as_plain_numbers():
+    with pytest.raises(sg.CheckError) as info:
+        sg.check(lambda x: sg.sum(x ** 3), shapes={"x": ("n",)},
+                 reference=lambda x: (x ** 3).sum() * 1.001)
+    assert "np." not in str(info.value) and "at index (" in str(info.value)

@@ -50,7 +50,7 @@ CASES = {
                        "--shape", "b=m"],
     "non_scalar": [f"{EXAMPLE}:vector_valued", "--shape", "W=m,n", "--shape", "x=n"],
     "two_modes": LOSS + ["--latex", "--program"],
-    "bad_backend": LOSS + ["--emit", "jax"],
+    "bad_backend": LOSS + ["--emit", "fortran"],
     "dims_without_check": LOSS + ["--dims", "m=3"],
     "bad_dims": LOSS + ["--check", "--dims", "m=three"],
     "help": ["--help"],
@@ -353,7 +353,7 @@ def test_non_scalar_output_points_to_vjp(cli, mode):
 
 @pytest.mark.parametrize("case, words", [
     ("two_modes", ["not allowed with"]),
-    ("bad_backend", ["--emit", "invalid choice: 'jax'"]),
+    ("bad_backend", ["--emit", "invalid choice: 'fortran'"]),
     ("dims_without_check", ["--dims is only used with --check"]),
     ("bad_dims", ["--dims", "m=three"]),
 ])

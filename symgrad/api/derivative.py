@@ -205,8 +205,18 @@ class DerivativeFn:
                       with_value=self._with_value(with_value),
                       zero_shapes=[b.shape for b in blocks])
 
+    def _known_dims(self, given, what):
+        """``given`` names only dims of the inputs (a misspelt one is an error)."""
+        known = sorted({str(s) for x in self.inputs for d in x.shape
+                        for s in getattr(sympy.sympify(d), "free_symbols", ())})
+        unknown = sorted(set(given) - set(known))
+        if unknown:
+            raise ArgumentError(f"{what}: {', '.join(unknown)} is not a dim of {self.name}'s "
+                                f"inputs (its dims: {', '.join(known) or 'none'})")
+
     def explicit(self, simplify: bool = True, **dims: int) -> dict[Any, Any]:
         """Per-element closed forms for concrete sizes: {key: SymPy array or expr}."""
+        self._known_dims(dims, "explicit()")
         bound = {dim_symbol(k): int(v) for k, v in dims.items()}
         blocks = self._blocks()
         exprs = _explicit.explicit([b.filled for b in blocks], bound, simplify)
@@ -219,6 +229,7 @@ class DerivativeFn:
         alone and the per-element forms (``explicit``, when small), at random small sizes
         (2 to 4 per dim unless given, ``n=3``) and random inputs. Returns a report that
         is true when all agree and names each view that differs."""
+        self._known_dims(sizes, "verify()")
         rng = numpy.random.default_rng(seed)
         dims: dict[Any, int] = {}
         for x in self.inputs:

@@ -5,6 +5,7 @@ annotations), differentiates the scalar result in one reverse sweep and returns 
 ``GradFn``: the gradient as formulas, a program, and compiled NumPy/torch functions.
 """
 import ast
+import functools
 import inspect
 import unicodedata
 from typing import Any, Callable, Sequence
@@ -17,7 +18,7 @@ from ..core.build import (
 from ..core.grad_mode import enable_grad
 from ..core.graph import Tensor, topo_order
 from ..core.types import Shapes, TensorLike, Wrt
-from ..core.shapes import KIND_DTYPES, TensorSpec, as_shape, dim_symbols, fmt_shape, shapes_equal
+from ..core.shapes import KIND_DTYPES, DimValueError, TensorSpec, as_shape, dim_symbols, fmt_shape, shapes_equal
 from ..diff.reverse import backward
 from ..errors import NonScalarOutputError, ShapeError, SymgradError
 from ..torchfront.factories import symbolic_sizes
@@ -54,6 +55,33 @@ def parameters(f):
     kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     params = [p for p in sig.parameters.values() if p.kind in kinds]
     return params
+
+
+def positional(f):
+    """``f`` with its keyword-only parameters after its positional ones, as one positional
+    signature: a formula's inputs, and the compiled function's arguments, are positional.
+    A keyword-only parameter without a default makes the defaults before it required."""
+    try:
+        sig = inspect.signature(f)
+    except (TypeError, ValueError):
+        return f
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    pos = [p for p in sig.parameters.values() if p.kind in kinds]
+    kw = [p for p in sig.parameters.values() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    if not kw or any(p.kind is inspect.Parameter.VAR_POSITIONAL
+                     for p in sig.parameters.values()):
+        return f
+    params = [p.replace(kind=inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in pos + kw]
+    last_required = max((i for i, p in enumerate(params) if p.default is p.empty), default=-1)
+    params = [p.replace(default=p.empty) if i < last_required else p
+              for i, p in enumerate(params)]
+    n, names = len(pos), [p.name for p in kw]
+
+    @functools.wraps(f)
+    def keywords_by_position(*args):
+        return f(*args[:n], **dict(zip(names, args[n:])))
+    keywords_by_position.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    return keywords_by_position
 
 
 def make_inputs(f, shapes=None):
@@ -110,13 +138,34 @@ def check_distinct_names(names, what):
 
 
 def trace(f, inputs):
-    with symbolic_sizes(), naming_captures(f):
-        out = f(*inputs)
+    try:
+        with symbolic_sizes(), naming_captures(f):
+            out = f(*inputs)
+    except DimValueError as e:
+        raise _naming_inputs(e, inputs) from None
     if isinstance(out, (tuple, list)):
         raise NonScalarOutputError(
             f"{getattr(f, '__name__', 'f')} returns {len(out)} values; grad_fn needs one "
             "scalar; use sg.vjp or sg.jacobian for several outputs")
     return as_tensor(out, "output")
+
+
+def _naming_inputs(error, inputs):
+    """``error`` saying which inputs carry the dims it is about, with one of them in its
+    example (``shapes={'q': (8, ...)}``)."""
+    dims = set(getattr(error, "dims", ()))
+    owners = [x for x in inputs if dims & {str(d) for d in dim_symbols(x.shape)}]
+    if not owners:
+        return error
+    x = owners[0]
+    sizes = ["8" if str(d) in dims else str(d) for d in x.shape]
+    example = "(" + ", ".join(sizes) + ("," if len(sizes) == 1 else "") + ")"
+    text = str(error).replace("shapes={'x': (8, ...)}", f"shapes={{{x.name!r}: {example}}}")
+    text = text.replace("--shape x=8,...", f"--shape {x.name}={','.join(sizes)}")
+    listed = ", ".join(f"{o.name}: {fmt_shape(o.shape)}" for o in owners)
+    new = DimValueError(f"{text} [{', '.join(sorted(dims))} is a dim of {listed}]")
+    new.dims = sorted(dims)
+    return new
 
 
 def resolve_wrt(wrt, inputs, fname="f"):
@@ -130,8 +179,9 @@ def resolve_wrt(wrt, inputs, fname="f"):
             raise SymgradError(f"wrt must name parameters of {fname}, got {w!r}")
         if isinstance(w, int):
             if not -len(inputs) <= w < len(inputs):
-                raise SymgradError(f"wrt={w} is out of range: {fname} has {len(inputs)} "
-                                   f"parameters ({', '.join(names)})")
+                count = f"{len(inputs)} parameter" + ("" if len(inputs) == 1 else "s")
+                raise SymgradError(f"wrt={w} is out of range: {fname} has {count} "
+                                   f"({', '.join(names)})")
             out.append(inputs[w])
         elif isinstance(w, str):
             if w not in names:
@@ -177,6 +227,8 @@ class GradFn(DerivativeFn):
     {'x': exp(y), 'y': x*exp(y)}
     >>> g.compile()(2.0, 0.0)
     (1.0, 2.0)
+    >>> g(2.0, 0.0)
+    (1.0, 2.0)
     >>> print(g.latex())
     \begin{aligned}
     \frac{\partial f}{\partial x} &= e^{y} \\
@@ -195,6 +247,14 @@ class GradFn(DerivativeFn):
 
     def _label(self, x):
         return f"d{self.name}/d{x.name}"
+
+    def __call__(self, *args: Any) -> tuple[Any, ...]:
+        """The gradient at ``args`` (numbers, NumPy arrays or torch tensors), one result
+        per ``wrt`` input, as ``torch.autograd.grad`` returns it: the compiled torch code
+        when an argument is a torch tensor, else the NumPy code (``compile()``)."""
+        torch = torch_module()
+        tensors = torch is not None and any(isinstance(a, torch.Tensor) for a in args)
+        return self.compile("torch" if tensors else "numpy")(*args)
 
     def _blocks(self):
         return [Block(x.name, self._label(x),
@@ -229,7 +289,7 @@ def grad_fn(f: Callable[..., Any], wrt: Wrt = None, shapes: Shapes | None = None
         df/dx = y    [shape (n,)]
         df/dy = x    [shape (n,)]
     """
-    f, shapes, wrt = as_function(f, shapes, loss, wrt)
+    f, shapes, wrt = as_function(positional(f), shapes, loss, wrt)
     name = getattr(f, "__name__", "f")
     if name == "<lambda>":
         name = "f"

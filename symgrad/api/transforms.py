@@ -33,7 +33,7 @@ from ..diff.reverse import backward
 from ..errors import NonScalarOutputError, SymgradError
 from ..views.latex import latex_expr
 from .derivative import Block, DerivativeFn
-from .grad import input_text, make_inputs, resolve_wrt
+from .grad import input_text, make_inputs, positional, resolve_wrt
 from .primals import Primals, _shape_of, flatten, unflatten
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "Jacobian", "Hessian"]
@@ -317,6 +317,7 @@ class _Transformed(DerivativeFn):
     kind = "derivative"
 
     def __init__(self, f, wrt, shapes, has_aux):
+        f = positional(f)
         name = getattr(f, "__name__", "f")
         self.name = "f" if name == "<lambda>" else name
         self.inputs = make_inputs(f, shapes)

@@ -264,9 +264,14 @@ class reference_constants:
     def __enter__(self):
         self.saved = getattr(_reference_run, "active", None)
         _reference_run.active = self
+        # torch code that makes its own constants (torch.eye(n), torch.zeros(...)) makes
+        # them in torch's default dtype: float64 here, as the reference runs in float64
+        self.dtype = self.torch.get_default_dtype()
+        self.torch.set_default_dtype(self.torch.float64)
         return self
 
     def __exit__(self, *exc):
+        self.torch.set_default_dtype(self.dtype)
         _reference_run.active = self.saved
 
     def size(self, d):
@@ -345,9 +350,10 @@ def number(value):
     return sympy.Float(value)
 
 
-def zeros(shape: ShapeLike) -> Tensor:
-    """An array of zeros; dims are ints or names (``sg.zeros(("n", 3))``), as in
-    ``torch.zeros``. Its gradient is nothing: it is a constant.
+def zeros(*shape: Any) -> Tensor:
+    """An array of zeros; dims are ints or names, as one tuple or as arguments
+    (``sg.zeros(("n", 3))`` or ``sg.zeros("n", 3)``), as in ``torch.zeros``. Its gradient
+    is nothing: it is a constant.
 
     Example:
 
@@ -355,14 +361,15 @@ def zeros(shape: ShapeLike) -> Tensor:
     >>> sg.zeros(("n", 3))
     Tensor(zeros((n, 3)), shape=(n, 3))
     >>> import numpy as np
-    >>> sg.zeros(2).shape
-    (2,)
+    >>> sg.zeros(2, 3).shape
+    (2, 3)
     """
     return const(sympy.S.Zero, _sizes(shape))
 
 
-def ones(shape: ShapeLike) -> Tensor:
-    """An array of ones (``sg.ones("n")`` is the all-ones vector 𝟙 of length n).
+def ones(*shape: Any) -> Tensor:
+    """An array of ones (``sg.ones("n")`` is the all-ones vector 𝟙 of length n); the
+    shape is one tuple or the dims as arguments (``sg.ones("m", "n")``), as in torch.
 
     Example:
 
@@ -384,12 +391,15 @@ def full(shape: ShapeLike, value: float | sympy.Expr) -> Tensor:
     >>> sg.full(("n",), 0.5)
     Tensor(full((n,), 0.5), shape=(n,))
     """
-    return const(value, _sizes(shape))
+    return const(value, _sizes((shape,)))
 
 
 def _sizes(shape):
-    """A shape, or one dim (an int, a name or a symbolic dim such as ``x.shape[0]``)."""
-    return tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    """The dims given as one shape (a tuple or list), or as arguments (each an int, a name
+    or a symbolic dim such as ``x.shape[0]``)."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        return tuple(shape[0])
+    return tuple(shape)
 
 
 def zeros_like(x: TensorLike) -> Tensor:
@@ -515,6 +525,8 @@ def naming_captures(fn):
     """While ``fn`` is traced, an array it captures (a closure variable or a global it
     names) becomes a constant named like that variable, so formulas read ``Y``, not C₁."""
     names: dict[int, str] = {}
+    while getattr(fn, "__wrapped__", None) is not None:    # functools.wraps wrappers
+        fn = fn.__wrapped__
     code = getattr(getattr(fn, "__func__", fn), "__code__", None)
     if code is not None:
         cells = getattr(getattr(fn, "__func__", fn), "__closure__", None) or ()

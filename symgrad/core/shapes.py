@@ -17,7 +17,9 @@ from ..errors import ArgumentError, ShapeError
 class DimValueError(ShapeError, TypeError):
     """A symbolic dim used where Python needs a number (``float(n)``, ``math.log(n)``,
     ``range(n)``, ``if n > 3``): its size is known only when the compiled function runs.
-    A TypeError too, as Python's own error there is."""
+    A TypeError too, as Python's own error there is. ``dims`` names the dims concerned."""
+
+    dims: list[str] = []
 
 
 _KEEP_SYMBOLIC = ("keep it symbolic with sg ops, which take dims and their arithmetic "
@@ -34,7 +36,7 @@ def number_needed(dim, what):
     elif isinstance(dim, sympy.Basic):
         subject = f"{dim} is an expression of symbolic dims"
     else:
-        subject = f"it got {dim}, an expression of symbolic dims"
+        subject = f"it got {dim}" + ("" if "dims" in dim else ", an expression of symbolic dims")
     advice, need = _KEEP_SYMBOLIC, "a number"
     if what.startswith("range"):
         advice = ("write the loop with tensor ops (sum, cumsum, matmul, sg.take) so it stays "
@@ -43,8 +45,10 @@ def number_needed(dim, what):
         need = "a decided truth value"
         advice = ("branch with sg.where on values, or give the input a concrete size "
                   "(shapes={'x': (8, ...)}); comparisons a dim's sign decides (n > 0) work")
-    return DimValueError(f"{what} needs {need}, but {subject} (its size is known only "
-                         f"when the compiled function runs); {advice}")
+    error = DimValueError(f"{what} needs {need}, but {subject} (its size is known only "
+                          f"when the compiled function runs); {advice}")
+    error.dims = sorted(str(d) for d in getattr(dim, "free_symbols", ()))
+    return error
 
 
 _SYMPY_MESSAGES = {"Cannot convert expression to float":
@@ -75,6 +79,10 @@ def translate_number_error(exc):
             dims = sorted(expr.free_symbols, key=str)
             return number_needed(dims[0] if len(dims) == 1 else expr,
                                  f"a comparison ({expr}) used as a truth value")
+    if message.startswith("loop of ufunc does not support argument") and "Symbol" in message \
+            or "which has no callable" in message and expr is None:
+        function = message.split("callable ")[-1].split(" method")[0]
+        return number_needed("an expression of symbolic dims", f"numpy.{function}()")
     name = message.split("'")[1] if message.count("'") >= 2 else ""
     if message.endswith("object cannot be interpreted as an integer") and name in (
             "Add", "Mul", "Pow", "floor", "ceiling", "Max", "Min", "Mod"):
@@ -123,6 +131,17 @@ class Dim(sympy.Symbol):
 
     def __complex__(self):
         raise number_needed(self, "complex()")
+
+    # NumPy's math functions on an object (numpy.sqrt(n)) call its method of that name:
+    # a dim gives the expression of dims, which sg ops take as a constant.
+    def sqrt(self):
+        return sympy.sqrt(self)
+
+    def log(self):
+        return sympy.log(self)
+
+    def exp(self):
+        return sympy.exp(self)
 
     def _compare(self, other, method):
         result = getattr(super(), method)(other)
