@@ -104,7 +104,8 @@ def _concrete(shape, sizes):
     return tuple(out)
 
 
-def _compare(ours, ref, label, report, rtol, atol, raise_on_mismatch=True, hint=""):
+def _compare(ours, ref, label, report, rtol, atol, raise_on_mismatch=True, hint="",
+             equal_nan=False):
     """Elementwise closeness with the absolute tolerance scaled to the block's largest
     element: an element that is small by cancellation inside a large gradient (deep nets)
     carries the rounding error of the large terms it came from."""
@@ -115,7 +116,7 @@ def _compare(ours, ref, label, report, rtol, atol, raise_on_mismatch=True, hint=
     problem = None
     if ours.shape != ref.shape:
         problem = f"{label}: symgrad gives shape {ours.shape}, torch gives {ref.shape}"
-    elif not numpy.isfinite(ref).all():
+    elif not equal_nan and not numpy.isfinite(ref).all():
         idx = _plain(numpy.unravel_index(int(numpy.argmin(numpy.isfinite(ref))), ref.shape)
                      if ref.shape else ())
         problem = (f"{label}: torch.autograd gives {float(ref[idx])} at index {idx} for these "
@@ -200,7 +201,7 @@ def check(f: Callable[..., Any], shapes: Shapes | None = None,
           sample: Callable[[str, tuple[int, ...], numpy.random.Generator], Any] | None = None,
           backends: Sequence[str] = ("numpy", "torch"),
           reference: Callable[..., Any] | None = None, raise_on_mismatch: bool = True,
-          loss: Callable[..., Any] | None = None) -> CheckReport:
+          loss: Callable[..., Any] | None = None, equal_nan: bool = False) -> CheckReport:
     """Compare symgrad's compiled gradients of ``f`` with torch.autograd.
 
     ``dims`` gives sizes to symbolic dims (others get small distinct sizes); ``sample``
@@ -209,7 +210,10 @@ def check(f: Callable[..., Any], shapes: Shapes | None = None,
     through torch.func.functional_call, then ``loss``); a symmetric input X reaches it as
     (X + Xᵀ)/2, so torch's gradient is the symmetric one. Returns a ``CheckReport``; raises
     ``CheckError`` on the first mismatch, or with ``raise_on_mismatch=False`` records
-    every mismatch in ``report.failures`` (``report.ok`` is then False).
+    every mismatch in ``report.failures`` (``report.ok`` is then False). Where torch's
+    gradient is nan or inf nothing can be compared, so that is a mismatch too, unless
+    ``equal_nan=True`` (as ``torch.testing.assert_close``): then nan agrees with nan and
+    inf with the same inf, to check that symgrad propagates them as torch does.
 
     Example:
 
@@ -278,7 +282,7 @@ def check(f: Callable[..., Any], shapes: Shapes | None = None,
             for x, o, r in zip(g.wrt, ours, ref):
                 o = o.detach().numpy() if b == "torch" else numpy.asarray(o)
                 _compare(o, r.detach().numpy(force=True), f"d/d{x.name} [{b}]", report, rtol,
-                         atol, raise_on_mismatch)
+                         atol, raise_on_mismatch, equal_nan=equal_nan)
         if hvp is None:
             continue
         vs_np = [rng.standard_normal(_concrete(x.shape, sizes)) for x in g.wrt]
@@ -309,5 +313,5 @@ def check(f: Callable[..., Any], shapes: Shapes | None = None,
             for x, o, r in zip(g.wrt, ours2, ref2):
                 o = o.detach().numpy() if b == "torch" else numpy.asarray(o)
                 _compare(o, r.detach().numpy(force=True), f"H·v d/d{x.name} [{b}]", report, rtol,
-                         atol, raise_on_mismatch, hint)
+                         atol, raise_on_mismatch, hint, equal_nan)
     return report

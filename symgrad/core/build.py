@@ -24,7 +24,7 @@ import sympy
 from ..errors import ArgumentError, OperandError, ParameterError
 from . import extensions, grad_mode
 from .graph import Tensor
-from .opdef import ArrayOp, OPS, defop, public
+from .opdef import ArrayOp, OPS, defop, no_params, public
 from .shapes import (
     KIND_DTYPES, as_shape, check_dim_expression, check_symmetric, dtype_kind, fmt_shape)
 from .types import ShapeLike, TensorLike
@@ -113,12 +113,14 @@ def make(op, inputs, params=()):
         return node
     opdef = OPS[op]
     attrs = dict(params)
-    shape = opdef.shape([i.shape for i in inputs], attrs)
-    kind = opdef.kind(inputs)
-    simpler = opdef.simplify(inputs, attrs, shape) if opdef.simplify else None
-    if simpler is not None:
-        return simpler
-    node = Tensor(op, inputs, params, shape, kind)
+    shape = opdef.shape_fn(op, [i.shape for i in inputs], attrs)
+    kind = opdef.kind_fn(op, inputs)
+    simplify = opdef.simplify
+    if simplify is not None:
+        simpler = simplify(inputs, attrs, shape)
+        if simpler is not None:
+            return simpler
+    node = Tensor(op, inputs, params, shape, kind, attrs)
     interned[key] = node
     return node
 
@@ -136,13 +138,25 @@ def apply(op, *args, **kwargs):
     """Record ``op`` if any argument is symbolic, else compute it (numbers, arrays and
     torch tensors) or build its SymPy form (SymPy expressions)."""
     opdef = OPS[op]
-    if len(args) != opdef.arity:
+    if len(args) != opdef.nargs:
         raise ArgumentError(f"{op}() takes {opdef.arity} tensor arguments, got {len(args)}")
-    if any(isinstance(a, Tensor) for a in args):
-        inputs = tuple(as_tensor(a, op) for a in args)
+    for a in args:
+        if isinstance(a, Tensor):
+            break
+    else:
+        a = None
+    if a is not None:
+        inputs = tuple([a if type(a) is Tensor else as_tensor(a, op) for a in args])
         if not opdef.bool_inputs:
-            inputs = tuple(make("cast", (i,)) if i.kind == "bool" else i for i in inputs)
-        params = opdef.params([i.shape for i in inputs], kwargs)
+            for i in inputs:
+                if i.kind == "bool":
+                    inputs = tuple([make("cast", (i,)) if i.kind == "bool" else i
+                                    for i in inputs])
+                    break
+        if kwargs or opdef.params_fn is not no_params:
+            params = opdef.params([i.shape for i in inputs], kwargs)
+        else:
+            params = ()
         return make(op, inputs, params)
     if any(isinstance(a, sympy.Basic) for a in args):
         params = opdef.params([() for _ in args], kwargs)

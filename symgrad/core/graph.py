@@ -51,19 +51,21 @@ class Tensor:
     """A symbolic array: a node of the traced graph. Use ``sg.symbol`` to make leaves."""
 
     __slots__ = ("op", "inputs", "params", "attrs", "shape", "kind", "_expr",
-                 "backward_view", "__weakref__")
+                 "backward_view", "is_const", "__weakref__")
     __array_priority__ = 1000
 
     def __init__(self, op: str, inputs: tuple["Tensor", ...], params: tuple[tuple[str, Any], ...],
-                 shape: tuple[Any, ...], kind: str) -> None:
+                 shape: tuple[Any, ...], kind: str, attrs: dict[str, Any] | None = None) -> None:
         self.op = op
         self.inputs = inputs
         self.params = params
-        self.attrs = dict(params)
+        self.attrs = dict(params) if attrs is None else attrs
         self.shape = shape
         self.kind = kind    # "float", "int" or "bool": what the value holds
         self._expr = None
         self.backward_view = None   # its grad_fn, cached by diff.backward_view
+        self.is_const = op == "const"   # a constant filling its shape (a number or an
+        #                                 expression of dims): read on every node built
 
     # ----- introspection -------------------------------------------------------------
     @property
@@ -96,11 +98,6 @@ class Tensor:
     def is_symbol(self) -> bool:
         """A named input (``sg.symbol``)."""
         return self.op == "symbol"
-
-    @property
-    def is_const(self) -> bool:
-        """A constant filling its shape (a number or an expression of dims)."""
-        return self.op == "const"
 
     @property
     def is_array(self) -> bool:

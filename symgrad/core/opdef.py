@@ -302,6 +302,7 @@ class OpDef:
                  module=None, doc=""):
         self.name = name
         self.inputs = tuple(inputs) if inputs is not None else None
+        self.nargs = len(self.inputs) if self.inputs is not None else None
         self.params_fn = params or no_params
         self.shape_fn = shape
         self.kind_fn = kind or float_kind
@@ -435,6 +436,11 @@ def same_kind(op, inputs):
 def integer_kind(op, inputs):
     """"int" when every operand holds integers (an integer input, an integer constant):
     sums, products, slices and reshapes of ids stay ids; "float" otherwise."""
+    for t in inputs:
+        if t.kind == "int":
+            break
+    else:
+        return "float"
     def integral(t):
         if t.kind == "int":
             return True

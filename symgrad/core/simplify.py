@@ -62,7 +62,10 @@ def pointwise(op, rest=None):
     """The simplifier of an elementwise op: constant folding, scalar fills and implicit
     broadcasts, then the op's own rewrites ``rest``."""
     def simplify(inputs, attrs, shape):
-        if not any(i.is_const or i.op == "broadcast_to" for i in inputs):
+        for i in inputs:
+            if i.op == "const" or i.op == "broadcast_to":
+                break
+        else:
             return rest(inputs, attrs, shape) if rest else None
         folded = fold(op, inputs, attrs, shape)
         if folded is not None:

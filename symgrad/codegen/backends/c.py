@@ -29,7 +29,7 @@ from ...core.shapes import shapes_equal
 from ...errors import RegistryError
 from ..names import code_name, is_plain
 from .base import Backend
-from .c_build import CompilerError  # noqa: F401 - raised by compile("c") without a compiler
+from .c_build import CHUNK, CompilerError  # noqa: F401 - CompilerError: compile("c") without a compiler
 from .c_emit import build_hybrid
 from .c_printer import CCodePrinter
 from .numpy import NumpyBackend
@@ -159,7 +159,9 @@ def _plan(prog, native):
 
 
 def _kernel_c(k, shapes):
-    """(declaration, definition) of kernel ``k``; ``shapes``: {name: shape} of values."""
+    """(declaration, definition, dims) of kernel ``k``; ``shapes``: {name: shape} of values."""
+    if k.scalar and len(k.statements) > CHUNK:
+        return _chunked_kernel_c(k)
     names, params = {}, ["long n"]
     for j, n in enumerate(k.externals):
         if shapes[n]:
@@ -183,6 +185,50 @@ def _kernel_c(k, shapes):
     definition = (signature + " {\n    for (long i = 0; i < n; i++) {\n" + "\n".join(body)
                   + "\n    }\n}\n")
     return signature + ";", definition, dims
+
+
+def _chunked_kernel_c(k):
+    """A long scalar kernel as functions of CHUNK statements (``c_build``: the compiler's
+    optimiser is superlinear in one function's length, so chunks keep -O2 affordable): a
+    value read by a later chunk (or returned) lives in the array ``v``, allocated once per
+    call, the others in locals."""
+    chunk_of, last_reader = {}, {}
+    for j, (name, _, operands, _) in enumerate(k.statements):
+        chunk_of[name] = j // CHUNK
+        for n in operands:
+            if n is not None:
+                last_reader[n] = max(last_reader.get(n, 0), j // CHUNK)
+    slots = {n: i for i, n in enumerate(k.externals)}
+    for name, _, _, _ in k.statements:
+        if name in k.outputs or last_reader.get(name, -1) > chunk_of[name]:
+            slots[name] = len(slots)
+    dims = sorted({d for _, _, _, tpl in k.statements for d in _dims_in(tpl)})
+    functions = []
+    for c in range((len(k.statements) + CHUNK - 1) // CHUNK):
+        local, body = {}, []
+        for j, (name, node, operands, tpl) in enumerate(
+                k.statements[c * CHUNK:(c + 1) * CHUNK], start=c * CHUNK):
+            text = tpl.fill([None if n is None else local.get(n, f"v[{slots.get(n)}]")
+                             for n in operands])
+            body.append(f"    const double t{j} = {text};")
+            local[name] = f"t{j}"
+            if name in slots:
+                body.append(f"    v[{slots[name]}] = t{j};")
+        params = ", ".join(["double *restrict v"] + [f"double {d}" for d in dims])
+        functions.append(f"static void sg_k{k.index}_{c}({params}) {{\n" + "\n".join(body)
+                         + "\n}\n")
+    params = ["long n"] + [f"double s{j}" for j in range(len(k.externals))] + [
+        f"double {d}" for d in dims] + ["double *restrict out"]
+    signature = f"void sg_k{k.index}({', '.join(params)})"
+    calls = "".join(f"    sg_k{k.index}_{c}({', '.join(['v'] + dims)});\n"
+                    for c in range(len(functions)))
+    main = (signature + " {\n"
+            + f"    double *v = (double *)malloc({len(slots)} * sizeof(double));\n"
+            + "".join(f"    v[{j}] = s{j};\n" for j in range(len(k.externals)))
+            + calls
+            + "".join(f"    out[{o}] = v[{slots[name]}];\n" for o, name in enumerate(k.outputs))
+            + "    free(v);\n}\n")
+    return signature + ";", "\n".join(functions) + "\n" + main, dims
 
 
 def _dims_in(tpl):

@@ -27,9 +27,14 @@ from ...errors import SymgradError
 FLAGS = ("-fPIC", "-shared", "-std=gnu99", "-fno-math-errno", "-w") + (
     ("-undefined", "dynamic_lookup") if sys.platform == "darwin" else ())  # Python's symbols
 # Optimising one straight-line function costs the compiler more than linear time: a
-# gradient of 9000 statements (chain K=1000) takes ~5 s of CPU at -O2 and 0.3 s at -O0,
-# and runs only ~1.3x slower unoptimised (its time is in sin/cos/exp calls). So sources
-# beyond LARGE statements are built at -O0.
+# gradient of 9000 statements (chain K=1000) in one function takes ~5 s of CPU at -O2 and
+# 0.3 s at -O0. So a long scalar kernel is split into functions of at most CHUNK statements
+# (``c._chunked_kernel_c``), which the compiler handles in time linear in the program; a
+# source of more than LARGE statements is built at -O1 (about half -O2's compile time, and
+# it keeps values in registers, which -O0 does not: chain K=1000 runs ~1.3x faster), and
+# one whose longest function still has more than LARGE statements (a long array loop)
+# at -O0.
+CHUNK = 1500
 LARGE = 3000
 INSTALL = ("install a C compiler (Debian/Ubuntu: apt-get install gcc python3-dev; macOS: "
            "xcode-select --install) and cffi (pip install 'symgrad[c]'), or compile for "
@@ -82,12 +87,14 @@ def _include_dirs():
     return [d for d in {paths["include"], paths["platinclude"]} if d]
 
 
-def load(cdef, source, statements=0):
-    """The ``lib`` and ``ffi`` of a module declaring ``cdef`` and defining ``source``
-    (of ``statements`` statements, which choose the optimisation level)."""
+def load(cdef, source, statements=0, longest=0):
+    """The ``lib`` and ``ffi`` of a module declaring ``cdef`` and defining ``source`` (of
+    ``statements`` statements, its longest function of ``longest``: they choose the
+    optimisation level)."""
     cffi = _cffi()
     cc = compiler()
-    flags = ("-O0" if statements > LARGE else "-O2",) + FLAGS
+    level = "-O0" if longest > LARGE else "-O1" if statements > LARGE else "-O2"
+    flags = (level,) + FLAGS
     key = hashlib.sha256("\0".join((cdef, source, " ".join(cc), " ".join(flags),
                                     cffi.__version__, sysconfig.get_config_var("EXT_SUFFIX")
                                     or "")).encode()).hexdigest()[:24]

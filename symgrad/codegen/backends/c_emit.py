@@ -7,7 +7,7 @@ import linecache
 
 from ...errors import ArgumentError, EvaluationError
 from ..names import dim_code, shape_code
-from .c_build import load
+from .c_build import CHUNK, load
 from .c_printer import PRELUDE
 
 _counter = itertools.count()
@@ -73,8 +73,10 @@ def build_hybrid(emit, prog, plan, outputs, inputs, func_name, with_value, zero_
         decl, definition, k.dims = kernel_c(k, shapes)
         decls.append(decl)
         defs.append(definition)
+    longest = max(min(len(k.statements), CHUNK) if k.scalar else len(k.statements)
+                  for k in kernels)
     lib, ffi = load("\n".join(decls), PRELUDE + "\n" + "\n".join(defs),
-                    sum(len(k.statements) for k in kernels))
+                    sum(len(k.statements) for k in kernels), longest)
 
     args = [Argument(x) for x in inputs]
     floats = [a for a in args if a.node.kind == "float"]

@@ -19,6 +19,7 @@ from ...core.program import PLACEHOLDERS
 from ..names import code_name
 
 PRELUDE = r"""#include <math.h>
+#include <stdlib.h>
 static inline double sg_max(double a, double b) { return (a >= b || a != a) ? a : b; }
 static inline double sg_min(double a, double b) { return (a <= b || a != a) ? a : b; }
 static inline double sg_sign(double x) { return (double)((x > 0) - (x < 0)); }

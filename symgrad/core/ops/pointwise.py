@@ -36,6 +36,8 @@ def has_scipy():
 
 
 def pointwise_shape(op, shapes, attrs):
+    if len(shapes) == 2 and (shapes[0] is shapes[1] or not shapes[0] and not shapes[1]):
+        return shapes[0]
     return broadcast_shapes(*shapes, op=op)
 
 
