@@ -11,8 +11,8 @@ the op registry), ``diff`` (rules and sweeps), ``views`` (printers), ``codegen``
 from . import codegen, diff, torchfront, views  # noqa: F401  (fill core's service slots)
 from .api import GradFn, Hessian, Jacobian, grad, grad_fn, hessian, hvp, jacobian, jvp, vjp
 from .check import CheckReport, check
-from .core.build import (const, full, full_like, ones, ones_like, symbol, zeros,
-                         zeros_like)
+from .core.build import const, symbol
+from .core.constructors import full, full_like, ones, ones_like, zeros, zeros_like
 from .core.grad_mode import enable_grad, is_grad_enabled, no_grad
 from .core.optional import MissingDependencyError
 from .core.graph import Tensor

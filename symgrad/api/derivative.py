@@ -8,7 +8,7 @@ import numpy
 import sympy
 
 from ..codegen import compile_function, source
-from ..core.build import zeros
+from ..core.constructors import zeros
 from ..core.graph import Tensor
 from ..core.program import Program
 from ..core.shapes import dim_symbol, fmt_shape

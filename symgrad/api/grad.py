@@ -13,8 +13,8 @@ from typing import Any, Callable, Sequence
 import sympy
 
 from ..core.build import (
-    as_tensor, const, gc_paused, is_symmetric_leaf, naming_captures, symbol, torch_module,
-    zeros)
+    as_tensor, const, gc_paused, is_symmetric_leaf, naming_captures, symbol, torch_module)
+from ..core.constructors import zeros
 from ..core.grad_mode import enable_grad
 from ..core.graph import Tensor, topo_order
 from ..core.types import Shapes, TensorLike, Wrt

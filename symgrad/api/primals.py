@@ -7,7 +7,8 @@ import numpy
 
 from ..codegen import compile_function
 from ..core.build import (
-    as_tensor, is_numeric, is_symmetric_leaf, naming_captures, torch_module, zeros)
+    as_tensor, is_numeric, is_symmetric_leaf, naming_captures, torch_module)
+from ..core.constructors import zeros
 from ..core.graph import Tensor
 from ..core.shapes import TensorSpec, fmt_shape, shapes_equal
 from ..diff.batching import placeholder

@@ -1,6 +1,7 @@
 """Forward mode: ``forward`` pushes tangents through the traced DAG in topological order
 with the rules' JVP formulas (never a transposed VJP)."""
-from ..core.build import as_tensor, gc_paused, zeros
+from ..core.build import as_tensor, gc_paused
+from ..core.constructors import zeros
 from ..core.graph import Tensor, topo_order
 from ..core.ops.shape import broadcast_to
 from ..core.shapes import shapes_equal

@@ -39,7 +39,8 @@ import inspect
 import itertools
 from typing import Any
 
-from ..core.build import as_tensor, make, symbol, torch_module, zeros
+from ..core.build import as_tensor, make, symbol, torch_module
+from ..core.constructors import zeros
 from ..core.extensions import Slot
 from ..core.graph import Tensor, topo_order
 from ..core.opdef import defop

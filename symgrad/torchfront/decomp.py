@@ -8,7 +8,7 @@ results) and the randomized low-rank factorizations are refused with what to do 
 import math
 
 from ..core import ops as sgo
-from ..core.build import zeros
+from ..core.constructors import zeros
 from ..core.ops import decomp as dec
 from ..core.ops.indexing import Slice, index
 from ..core.structure import triangle

@@ -164,7 +164,8 @@ def preserving_buffers(module):
     finally:
         with torch.no_grad():
             for b, value in saved:
-                b.copy_(value)
+                if not torch.equal(b, value):
+                    b.copy_(value)
 
 
 MODULE_FORWARDS = {}   # "module.Class" of an nn.Module -> its forward on symbolic Tensors
@@ -402,9 +403,12 @@ class ModuleFunction:
         inputs = [torch.as_tensor(v, dtype=torch.float64) if not isinstance(v, torch.Tensor)
                   and not isinstance(v, (int, float)) else v for v in inputs]
         values = {q: v for (q, _, _), v in zip(self._state, state)}
+        # the other buffers (BatchNorm's num_batches_tracked) as copies: a forward in
+        # training mode updates them in place, and the user's module must not change
+        values.update({q: b.clone() for q, b in self.module.named_buffers()
+                       if q not in values and b is not None})
         holder = _FunctionalCall(self.module, values)
-        with preserving_buffers(self.module):
-            return self._call_forward(holder, inputs)
+        return self._call_forward(holder, inputs)
 
     def arguments(self, *inputs, backend="torch"):
         """Values for the compiled gradient: the module's parameters and buffers, then

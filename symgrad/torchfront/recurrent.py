@@ -16,7 +16,7 @@ which follows torch's forward step by step with sg zeros. The time length must b
 concrete (the loop is unrolled); the batch may be symbolic.
 """
 from ..core import ops as sgo
-from ..core.build import zeros
+from ..core.constructors import zeros
 from ..core.graph import Tensor
 from ..core.shapes import fmt_shape
 from ..errors import ShapeError, UnsupportedOpError

@@ -22,7 +22,8 @@ import inspect
 import sympy
 
 from ...errors import ParameterError, ShapeError
-from ..build import apply, zeros
+from ..build import apply
+from ..constructors import zeros
 from ..opdef import defop, public
 from ..shapes import as_shape, dims_match, fmt_shape
 from . import conv_kernels
