@@ -163,8 +163,8 @@ def run_cell(spec):
         import symgrad
         out["sg_path"] = str(Path(symgrad.__file__).parent)
         try:
-            from symgrad.codegen import threads
-            out["threads"] = threads.settings()
+            from symgrad.codegen import heap, threads
+            out["threads"] = {**threads.settings(), **heap.settings()}
         except ImportError:
             pass
     return out

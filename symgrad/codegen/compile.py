@@ -7,7 +7,7 @@ import linecache
 from ..core.build import gc_paused
 from ..errors import ArgumentError, EvaluationError
 from .backends import backend as backend_named
-from . import threads
+from . import heap, threads
 from .emit import build_source
 from . import numba_compile
 
@@ -25,6 +25,9 @@ def compile_function(outputs, inputs, backend, func_name="gradient", with_value=
     """``outputs`` as a function of ``inputs`` for ``backend`` (a name), compiled; see
     ``build_source``. Its captured arrays live in its own namespace and die with it."""
     target = backend_named(backend)
+    if target.blas_threads:
+        threads.configure()
+        heap.configure()
     if target.name in PIPELINES:
         return PIPELINES[target.name][0](target, outputs, inputs, func_name, with_value,
                                          zero_shapes)
@@ -34,8 +37,6 @@ def compile_function(outputs, inputs, backend, func_name="gradient", with_value=
             emit, lambda: compile_function(outputs, inputs, "numpy", func_name, with_value,
                                            zero_shapes),
             outputs, inputs, func_name, with_value, zero_shapes)
-    if target.blas_threads:
-        threads.configure()
     src, arrays = build_source(outputs, inputs, target, func_name, with_value, zero_shapes,
                                standalone=False, lazy_fallback=True)
     namespace = target.namespace()

@@ -18,7 +18,8 @@ class Backend:
     scatter_in_place = True  # gradient slices are written into a zeros buffer in place
     arrays_on_entry = False  # captured arrays are converted when the function starts
     converts_first = False   # every argument is converted before any is checked
-    blas_threads = False     # runs NumPy's BLAS: compiling applies ``codegen.threads``
+    blas_threads = False     # runs NumPy arrays and BLAS: compiling applies ``codegen.threads``
+    #                          and ``codegen.heap``
 
     def __init__(self):
         self._templates = None

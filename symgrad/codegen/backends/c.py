@@ -240,6 +240,7 @@ class CBackend(Backend):
     """``compile("c")``: see the module docstring."""
 
     name = "c"
+    blas_threads = True      # the code between its kernels is NumPy's
     modules = ("math", "numpy")
 
     def printer(self):
