@@ -104,23 +104,41 @@ def _native_statements(prog):
 
 def _plan(prog, native):
     """The program as a list of ("numpy", statement) and ("kernel", Kernel) in an order
-    that respects every dependency: a kernel collects the native statements of its shape
-    until a statement outside it needs one of its values, and is emitted then. An array
-    kernel of one statement becomes NumPy code again."""
+    that respects every dependency: a kernel collects the native statements of its shape;
+    NumPy statements that read it wait until a native statement needs one of theirs (or
+    the program ends), and the kernel is emitted before them. An array kernel of one
+    statement becomes NumPy code again."""
     items, open_kernels, owner = [], [], {}
+    deferred, deferred_names = [], set()   # NumPy statements waiting for an open kernel
 
     def close(kernel):
         open_kernels.remove(kernel)
         items.append(("kernel", kernel))
 
+    def flush():
+        """The waiting NumPy statements, after the kernels they read."""
+        needed = {owner[n] for _, _, ops in deferred for n in ops if n in owner}
+        for k in [k for k in open_kernels if k in needed]:
+            close(k)
+        items.extend(("numpy", st) for st in deferred)
+        deferred.clear()
+        deferred_names.clear()
+
     for statement in prog.statements:
         name, node, operands = statement
         needed = {owner[n] for n in operands if n is not None and n in owner}
+        waits = any(n in deferred_names for n in operands if n is not None)
         if name not in native:
-            for k in [k for k in open_kernels if k in needed]:
-                close(k)
-            items.append(("numpy", statement))
+            # a NumPy statement reading an open kernel waits, so that later native
+            # statements independent of it still join that kernel (one pass over memory)
+            if waits or any(k in open_kernels for k in needed):
+                deferred.append(statement)
+                deferred_names.add(name)
+            else:
+                items.append(("numpy", statement))
             continue
+        if waits:
+            flush()
         kernel = next((k for k in open_kernels if shapes_equal(k.shape, node.shape)), None)
         for k in [k for k in open_kernels if k in needed and k is not kernel]:
             close(k)
@@ -131,6 +149,7 @@ def _plan(prog, native):
         kernel.statements.append((name, node, operands, native[name]))
         kernel.members.add(name)
         owner[name] = kernel
+    flush()
     for k in list(open_kernels):
         close(k)
     # one array op alone gains nothing in C over NumPy's own loop: it stays NumPy code

@@ -73,8 +73,8 @@ def build_hybrid(emit, prog, plan, outputs, inputs, func_name, with_value, zero_
         decl, definition, k.dims = kernel_c(k, shapes)
         decls.append(decl)
         defs.append(definition)
-    longest = max(min(len(k.statements), CHUNK) if k.scalar else len(k.statements)
-                  for k in kernels)
+    longest = max((min(len(k.statements), CHUNK) if k.scalar else len(k.statements)
+                   for k in kernels), default=0)
     lib, ffi = load("\n".join(decls), PRELUDE + "\n" + "\n".join(defs),
                     sum(len(k.statements) for k in kernels), longest)
 
