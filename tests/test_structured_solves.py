@@ -167,3 +167,16 @@ def test_batched_triangular_solves_match_torch():
     _, (ref,) = torch_reference(f, [A, b], [0])
     (got,) = g.compile()(A, b)
     np.testing.assert_allclose(got, ref.detach().numpy(), rtol=1e-9, atol=1e-12)
+
+
+def test_bounds_follow_the_ops_intervals():
+    from symgrad.core.structure import bounds
+    x = sg.symbol("x", ("n",))
+    N = sg.symbol("X", ("N", "d")).shape[0]
+    s = sg.sigmoid(x)
+    assert bounds(s) == (0.0, 1.0)
+    assert bounds(s * (1 - s) * (1 / N))[0] == 0.0
+    assert bounds(sg.exp(x) - 1) == (-1.0, float("inf"))
+    assert bounds(-sg.square(sg.tanh(x))) == (float("-inf"), 0.0)
+    assert bounds(x * s) == (float("-inf"), float("inf"))
+    assert bounds(sg.transpose(sg.reshape(sg.relu(x), (1, "n")))) == (0.0, float("inf"))

@@ -17,7 +17,7 @@ from ..core.shapes import dim_symbols, fmt_shape, shapes_equal
 from ..errors import RegistryError, ShapeError
 from .backends import backend as backend_named, internal
 from .names import code_name, dim_code, is_plain
-from .reassociate import reassociate
+from .reassociate import for_code
 
 
 class Argument:
@@ -403,10 +403,7 @@ def build_source(outputs, inputs, backend, func_name="gradient", with_value=None
     if len(zero_shapes) != len(outputs):
         raise ValueError(f"build_source: {len(outputs)} outputs but {len(zero_shapes)} "
                          "zero_shapes")
-    rewritten = reassociate(list(outputs) + [with_value], inputs)
-    if rewritten:
-        outputs = [rewritten.get(id(o), o) if o is not None else None for o in outputs]
-        with_value = rewritten.get(id(with_value), with_value)
+    outputs, with_value = for_code(outputs, with_value, inputs)
     targets = [o for o in outputs if o is not None]
     if with_value is not None:
         targets.append(with_value)

@@ -23,6 +23,7 @@ from .backends.numba import require_numba
 from .emit import (Argument, Code, _arguments_code, _check_dims_bound, _dim_checks,
                    _output_code, _translated_errors, say, scatter_accumulations)
 from .names import code_name, is_plain
+from .reassociate import for_code
 
 MAX_ATTEMPTS = 6
 _lock = threading.Lock()
@@ -126,6 +127,7 @@ def build(backend, outputs, inputs, func_name, with_value, zero_shapes, exclude)
     if zero_shapes is None:
         zero_shapes = [o.shape for o in outputs]
     zero_shapes = list(zero_shapes)
+    outputs, with_value = for_code(outputs, with_value, inputs)
     targets = [o for o in outputs if o is not None]
     if with_value is not None:
         targets.append(with_value)

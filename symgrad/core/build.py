@@ -260,7 +260,15 @@ defop("const", (), sympy=_const_expr, sympy_class=Fill, sympy_params=("shape", "
       numpy="numpy.full({shape}, {value}, dtype=numpy.float64)",
       torch="torch.full({shape}, {value}, dtype=_dt, device=_dev)",
       elements=lambda ctx: _filled_elements(ctx.shape, ctx.attrs["value"]),
+      bounds=lambda attrs: _const_bounds(attrs["value"]),
       doc="a constant filling its shape: a number or an expression of dims")
+
+
+def _const_bounds(value):
+    """A number is its own interval; an expression of dims (1/N) is known by its sign."""
+    if value.is_number and value.is_real:
+        return float(value), float(value)
+    return (0.0 if value.is_nonnegative else -math.inf), (0.0 if value.is_nonpositive else math.inf)
 
 
 _reference_run = threading.local()

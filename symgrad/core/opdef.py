@@ -289,6 +289,9 @@ class OpDef:
     wrapper       its printed form merely wraps its operand (a transpose, a reshape, a sign,
                   a cast, a comparison): views inline it rather than name it
     simplify      (inputs, attrs, shape) -> an equivalent node or None, at construction
+    bounds        (attrs, *operand intervals) -> (lo, hi), an interval holding every
+                  finite element of the result (``core.structure.bounds``: code that
+                  exploits a sign, a Gram matrix of nonnegative weights); None: unknown
     """
 
     def __init__(self, name, inputs, *, sympy=None, sympy_class=None, sympy_params=None,
@@ -299,7 +302,7 @@ class OpDef:
                  pointwise=False, fresh=False, scatter=False, readonly=False,
                  bool_inputs=False, wrapper=False, augmented=None, exact_operands=(),
                  node_rule=False, precedence="Func", latex_precedence=None, key_params=None,
-                 module=None, doc=""):
+                 bounds=None, module=None, doc=""):
         self.name = name
         self.inputs = tuple(inputs) if inputs is not None else None
         self.nargs = len(self.inputs) if self.inputs is not None else None
@@ -329,6 +332,7 @@ class OpDef:
         self.precedence = precedence
         self.latex_precedence = latex_precedence or precedence
         self.key_params = key_params
+        self.bounds = bounds
         self.module = module or "symgrad.core.ops"
         self.doc = doc
         self.function = None
@@ -419,6 +423,12 @@ def no_params(op, shapes, **kwargs):
     if kwargs:
         raise ParameterError(f"{op}() got unexpected keyword arguments {sorted(kwargs)}")
     return ()
+
+
+def same_bounds(attrs, a):
+    """The bounds of an op that moves its operand's elements around (a reshape, a
+    transpose, a broadcast): its operand's."""
+    return a
 
 
 def float_kind(op, inputs):

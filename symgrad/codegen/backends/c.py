@@ -28,6 +28,7 @@ from ...core.program import Program, TemplateCache
 from ...core.shapes import shapes_equal
 from ...errors import RegistryError
 from ..names import code_name, is_plain
+from ..reassociate import for_code
 from .base import Backend
 from .c_build import CHUNK, CompilerError  # noqa: F401 - CompilerError: compile("c") without a compiler
 from .c_emit import build_hybrid
@@ -279,6 +280,7 @@ class CBackend(Backend):
         if zero_shapes is None:
             zero_shapes = [o.shape for o in outputs]
         zero_shapes = list(zero_shapes)
+        outputs, with_value = for_code(outputs, with_value, inputs)
         targets = [o for o in outputs if o is not None]
         if with_value is not None:
             targets.append(with_value)

@@ -17,7 +17,7 @@ from sympy.codegen.cfunctions import expm1 as sym_expm1, log1p as sym_log1p
 from ...errors import OperandError, ParameterError
 from ..build import apply, make, torch_module
 from ..graph import Tensor
-from ..opdef import FunctionT, bool_kind, defop, integer_kind, public, same_kind
+from ..opdef import FunctionT, bool_kind, defop, integer_kind, public, same_bounds, same_kind
 from ..shapes import broadcast_shapes, fmt_shape
 from .. import simplify as simp
 from ..types import Result, TensorLike
@@ -97,12 +97,20 @@ def _binary(name, sympy_form, specific=None, fresh=False,
     return op
 
 
+def _product_bounds(attrs, a, b):
+    ends = [p * q if p and q else 0.0 for p in a for q in b]   # 0 * inf is 0 here
+    return min(ends), max(ends)
+
+
+NONNEGATIVE = (0.0, math.inf)
 add = _binary("add", lambda a, x, y: x + y, simp.add, fresh=True, torch_names=(), augmented="+=",
-              kind=integer_kind, matrix=lambda m, node, x, y: m.plus(node))
+              kind=integer_kind, matrix=lambda m, node, x, y: m.plus(node),
+              bounds=lambda attrs, a, b: (a[0] + b[0], a[1] + b[1]))
 sub = _binary("sub", lambda a, x, y: x - y, simp.sub, fresh=True, torch_names=(),
-              kind=integer_kind, matrix=lambda m, node, x, y: m.minus(node))
+              kind=integer_kind, matrix=lambda m, node, x, y: m.minus(node),
+              bounds=lambda attrs, a, b: (a[0] - b[1], a[1] - b[0]))
 mul = _binary("mul", lambda a, x, y: x * y, simp.mul, fresh=True, kind=integer_kind,
-              matrix=lambda m, node, x, y: m.product(node),
+              matrix=lambda m, node, x, y: m.product(node), bounds=_product_bounds,
               torch_names=("torch.mul", "torch.multiply", "torch.Tensor.mul",
                            "torch.Tensor.multiply"))
 div = _binary("div", _div_expr, simp.div, fresh=True, torch_names=(),
@@ -180,13 +188,14 @@ def _special(*names):
 
 
 neg = _unary("neg", lambda attrs, x: -x, aliases=("negative",), specific=simp.neg, fresh=True,
-             wrapper=True, matrix=lambda m, node, x: m.neg(x))
-exp = _unary("exp", lambda attrs, x: sympy.exp(x))
+             wrapper=True, matrix=lambda m, node, x: m.neg(x),
+             bounds=lambda attrs, a: (-a[1], -a[0]))
+exp = _unary("exp", lambda attrs, x: sympy.exp(x), bounds=lambda attrs, a: NONNEGATIVE)
 log = _unary("log", _log_expr)
 log1p = _unary("log1p", _log1p_expr, also=_special("log1p"))
 expm1 = _unary("expm1", lambda attrs, x: sym_expm1(x), also=_special("expm1"))
-sqrt = _unary("sqrt", lambda attrs, x: sympy.sqrt(x))
-square = _unary("square", lambda attrs, x: x ** 2,
+sqrt = _unary("sqrt", lambda attrs, x: sympy.sqrt(x), bounds=lambda attrs, a: NONNEGATIVE)
+square = _unary("square", lambda attrs, x: x ** 2, bounds=lambda attrs, a: NONNEGATIVE,
                 matrix=lambda m, node, x: m.power(node, x, 2))
 sin = _unary("sin", lambda attrs, x: sympy.sin(x))
 cos = _unary("cos", lambda attrs, x: sympy.cos(x))
@@ -196,8 +205,10 @@ acos = _unary("acos", lambda attrs, x: sympy.acos(x), aliases=("arccos",))
 atan = _unary("atan", lambda attrs, x: sympy.atan(x), aliases=("arctan",))
 sinh = _unary("sinh", lambda attrs, x: sympy.sinh(x))
 cosh = _unary("cosh", lambda attrs, x: sympy.cosh(x))
-tanh = _unary("tanh", lambda attrs, x: sympy.tanh(x), also=("torch.nn.functional.tanh",))
-abs = _unary("abs", lambda attrs, x: sympy.Abs(x), aliases=("absolute",))
+tanh = _unary("tanh", lambda attrs, x: sympy.tanh(x), also=("torch.nn.functional.tanh",),
+              bounds=lambda attrs, a: (-1.0, 1.0))
+abs = _unary("abs", lambda attrs, x: sympy.Abs(x), aliases=("absolute",),
+             bounds=lambda attrs, a: NONNEGATIVE)
 erf = _unary("erf", lambda attrs, x: sympy.erf(x), also=_special("erf"))
 sign = _unary("sign", lambda attrs, x: sympy.sign(x), aliases=("sgn",))
 
@@ -212,11 +223,12 @@ sigmoid = _unary("sigmoid", Sigmoid, text="sigmoid({x})", latex=r"\sigma\left({x
                   numpy=_sigmoid_numpy, numpy_text="1/(1 + numpy.exp(-{x:mul}))",
                   torch="torch.sigmoid({x})", jax="jax.nn.sigmoid({x})",
                   math="(1.0/(1.0 + math.exp(-{x:mul})))",
-                  matrix=lambda m, node, x: m.fn("σ", x),
+                  matrix=lambda m, node, x: m.fn("σ", x), bounds=lambda attrs, a: (0.0, 1.0),
                   also=_special("expit") + ("torch.nn.functional.sigmoid",))
 relu = _unary("relu", Relu, text="relu({x})", latex=r"\operatorname{{relu}}\left({x}\right)",
                numpy="numpy.maximum({x}, 0.0)", torch="torch.relu({x})",
-               math="max({x}, 0.0)", also=("torch.nn.functional.relu",))
+               math="max({x}, 0.0)", also=("torch.nn.functional.relu",),
+               bounds=lambda attrs, a: NONNEGATIVE)
 @elementwise("relu_grad", ("g", "x"), ReluGrad, text="where({x} <= 0, 0, {g})",
              latex=r"\left[{x} > 0\right] \circ {g:mul}",
              numpy="numpy.where({x} <= 0, 0.0, {g})",
@@ -235,7 +247,7 @@ softplus = _unary("softplus", Softplus, text="softplus({x})",
                    numpy="numpy.logaddexp(0.0, {x})",
                    torch="torch.logaddexp({x}, torch.zeros_like({x}))",
                    math="(max({x}, 0.0) + math.log1p(math.exp(-abs({x}))))",
-                   torch_names=())
+                   torch_names=(), bounds=lambda attrs, a: NONNEGATIVE)
 
 
 # ----- comparisons and logic -------------------------------------------------------------
@@ -399,6 +411,7 @@ def clamp(x: TensorLike, min: TensorLike | None = None, max: TensorLike | None =
 
 
 @defop("detach", ("x",), sympy=StopGradient, shape=pointwise_shape, pointwise=True,
+       bounds=same_bounds,
        wrapper=True,
        kind=same_kind, simplify=simp.detach, differentiable=False, bool_inputs=True,
        text="detach({x})", latex=r"\operatorname{{sg}}\left({x}\right)",
