@@ -122,7 +122,7 @@ def test_against_torch_on_the_symmetrised_function(case, backend):
             o2 = o2.numpy() if backend == "torch" else o2
             numpy.testing.assert_allclose(o, r, rtol=1e-9, atol=1e-11)
             numpy.testing.assert_allclose(o2, r2, rtol=1e-9, atol=1e-11)
-    assert g.verify().ok and hv.verify(n=2, b=2).ok   # explicit forms grow fast with n
+    assert g.verify().ok and hv.verify(n=2).ok   # explicit forms grow fast with n
 
 
 def test_the_unsymmetrised_torch_gradient_differs():

@@ -8,6 +8,7 @@ import numpy
 import sympy
 
 from ..codegen import compile_function, source
+from ..core.build import is_symmetric_leaf
 from ..core.constructors import zeros
 from ..core.graph import Tensor
 from ..core.program import Program
@@ -223,12 +224,15 @@ class DerivativeFn:
         return {b.key: e for b, e in zip(blocks, exprs)}
 
     def verify(self, seed: int = 0, rtol: float = 1e-7, atol: float = 1e-9,
+               sample: Callable[[str, tuple[int, ...], Any], Any] | None = None,
                **sizes: int) -> ViewReport:
         """Evaluate the views a person reads against the compiled code, without torch:
         every formula (``formulas``, which text, matrix notation and LaTeX print) by SymPy
         alone and the per-element forms (``explicit``, when small), at random small sizes
-        (2 to 4 per dim unless given, ``n=3``) and random inputs. Returns a report that
-        is true when all agree and names each view that differs."""
+        (2 to 4 per dim unless given, ``n=3``) and random inputs (standard normal, or
+        ``sample(name, shape, rng)`` as in ``sg.check``, for a function with a domain such
+        as a Cholesky factor's positive-definite matrices). Returns a report that is true
+        when all agree and names each view that differs."""
         self._known_dims(sizes, "verify()")
         rng = numpy.random.default_rng(seed)
         dims: dict[Any, int] = {}
@@ -239,12 +243,16 @@ class DerivativeFn:
         values: dict[Any, Any] = {}
         for x in self.inputs:
             shape = tuple(int(sympy.sympify(d).subs(dims)) for d in x.shape)
-            if x.kind == "bool":
+            if sample is not None:
+                values[x.name] = numpy.asarray(sample(str(x.name), shape, rng))
+            elif x.kind == "bool":
                 values[x.name] = rng.random(shape) < 0.5
             elif x.kind == "int":
                 values[x.name] = rng.integers(0, 2, shape)
             else:
                 values[x.name] = rng.standard_normal(shape)
+            if is_symmetric_leaf(x):
+                values[x.name] = (values[x.name] + numpy.swapaxes(values[x.name], -1, -2)) / 2
         values.update(self.constants)
         blocks = self._blocks()
         compiled = _flattened(self.compile()(*[values[x.name] for x in self.inputs]))
