@@ -26,8 +26,17 @@ def test_the_report_lists_every_variant_once():
     assert sorted(COMMITTED) == sorted(VARIANTS)
 
 
+# The variants whose walk takes more than ten seconds (max pooling in one to three dims and
+# its backward on torch's many large samples, 3-d grid sampling): about a third of the
+# walk's time, run with ``-m slow``; their ops stay in the default run through the rule
+# table (tests/rule_specs.py) and the fuzzer.
+SLOW_VARIANTS = {"grid_sampler_3d", "nn.functional.max_pool1d", "nn.functional.max_pool2d",
+                 "nn.functional.max_pool3d", "max_pool2d_with_indices_backward"}
+
+
 @pytest.mark.parametrize("order", [1, 2])
-@pytest.mark.parametrize("name", sorted(VARIANTS))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.slow] * (n in SLOW_VARIANTS))
+                                  for n in sorted(VARIANTS)])
 def test_variant_has_its_reported_class(name, order):
     with np.errstate(all="ignore"):
         kind, detail = opinfo.classify(VARIANTS[name], order)

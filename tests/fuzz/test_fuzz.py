@@ -58,7 +58,7 @@ def test_random_program(seed):
 # The same programs with the gradients compiled for the backends beyond NumPy and torch
 # (a jit compile per program): FAST_EXTRA of them in every run, all under ``slow``.
 EXTRA_BACKENDS = ("jax",)
-FAST_EXTRA = 30
+FAST_EXTRA = 15
 
 
 @pytest.mark.parametrize("backend", EXTRA_BACKENDS)
