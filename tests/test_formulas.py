@@ -85,8 +85,13 @@ def test_cookbook_quadratic_form_and_linear_forms():
 
 
 def test_cookbook_inverse_of_a_gram_matrix_reads_2_X_inverse():
-    g = grad(lambda X: sg.logdet(X @ X.T), X=("n", "n"))
-    assert g.text().splitlines()[0] == "df/dX = 2 (X Xᵀ)⁻¹ X    [shape (n, n)]"
+    g = grad(lambda X: sg.logdet(X @ X.T), X=("k", "n"))       # no inverse of X itself
+    assert g.text().splitlines()[0] == "df/dX = 2 (X Xᵀ)⁻¹ X    [shape (k, n)]"
+    g = grad(lambda X: sg.logdet(X @ X.T), X=("n", "n"))       # square: (X Xᵀ)⁻¹ X = X⁻ᵀ
+    assert g.text().splitlines()[0] == "df/dX = 2 X⁻ᵀ    [shape (n, n)]"
+    X = np.random.default_rng(0).standard_normal((3, 3)) + 3 * np.eye(3)
+    np.testing.assert_allclose(evaluate_formula(g.formulas["X"], {"X": X}, {n: 3}),
+                               compiled(g, {"X": X})[0], rtol=1e-9)
 
 
 # ----- the printed cases, before and after ----------------------------------------------

@@ -26,6 +26,10 @@ def scalar(e):
     if isinstance(e, MatrixExpr) and e.shape == (1, 1):
         if isinstance(e, sympy.MatrixBase):
             return e[0, 0]
+        if isinstance(e, (Identity, OneMatrix)):
+            return sympy.S.One
+        if isinstance(e, ZeroMatrix):
+            return sympy.S.Zero
         if isinstance(e, MatMul):
             c, fs = e.as_coeff_matrices()
             if c != 1:
@@ -63,6 +67,7 @@ def mat(*factors):
                 out[k] = add(*[neg(a) for a in f.args])
                 coeff = -coeff
                 break
+    coeff = _opposite_pairs(out, coeff)
     for k, f in enumerate(out):
         if isinstance(f, MatAdd) and any(isinstance(a, Identity) for a in f.args) \
                 and len(out) > 1:
@@ -77,17 +82,24 @@ def mat(*factors):
 
 
 def _contract_diagonals(fs):
-    """diag(v) 𝟙 is v and 𝟙ᵀ diag(v) is vᵀ (a diag scaling of the ones vector)."""
+    """diag(v) 𝟙 is v and 𝟙ᵀ diag(v) is vᵀ (a diag scaling of the ones vector); 𝟙ᵀ(a ∘ b)
+    of columns is aᵀb."""
     out = []
     for f in fs:
         prev = out[-1] if out else None
         if isinstance(f, DiagMatrix) and isinstance(prev, DiagMatrix):
-            out[-1] = Diag(hadamard(prev.args[0], f.args[0]))
+            out[-1] = diag(hadamard(prev.args[0], f.args[0]))
             continue
         if isinstance(prev, OneMatrix) and prev.shape[0] == 1 and isinstance(f, HadamardPow) \
                 and f.exp == 2 and f.base.shape[1] == 1:
             out[-1] = transpose(f.base)
             out.append(f.base)
+            continue
+        if isinstance(prev, OneMatrix) and prev.shape[0] == 1 and isinstance(
+                f, HadamardProduct) and f.shape[1] == 1:
+            a, rest = f.args[0], f.args[1:]
+            out[-1] = transpose(a)
+            out.append(rest[0] if len(rest) == 1 else HadamardProduct(*rest))
             continue
         if isinstance(f, OneMatrix) and f.shape[1] == 1 and isinstance(prev, DiagMatrix):
             out[-1] = prev.args[0]
@@ -97,6 +109,24 @@ def _contract_diagonals(fs):
             continue
         out.append(f)
     return out
+
+
+def _opposite_pairs(fs, coeff):
+    """A sum factor that is the negative of another (up to a transpose) is written as it,
+    the sign going to the coefficient: (x − μ) (μ − x)ᵀ is −(x − μ) (x − μ)ᵀ. Edits ``fs``
+    in place; returns the coefficient."""
+    cores = [f.arg if isinstance(f, Transpose) else f for f in fs]
+    for k, core in enumerate(cores):
+        if not isinstance(core, MatAdd):
+            continue
+        flipped = MatAdd(*[neg(a) for a in core.args])
+        for j, other in enumerate(cores):
+            if j != k and isinstance(other, MatAdd) and set(flipped.args) == set(other.args):
+                fs[k] = transpose(other) if isinstance(fs[k], Transpose) else other
+                cores[k] = other
+                coeff = -coeff
+                break
+    return coeff
 
 
 def _product_shape(factors):
@@ -189,6 +219,14 @@ def scaled_ones(t):
     return None
 
 
+def diag(v):
+    """diag(v) of a column v; diag(c 𝟙) is c I."""
+    c = scaled_ones(v)
+    if c is not None:
+        return mat(c, Identity(v.shape[0]))
+    return Diag(v)
+
+
 def hadamard(a, b):
     """a ∘ b, with an all-c operand read as the scalar c ((c 𝟙) ∘ x = c x), powers of
     one base combined (x∘⁻¹ ∘ x∘⁻¹ = x∘⁻²) and a diagonal matrix scaled by a broadcast
@@ -212,7 +250,7 @@ def hadamard(a, b):
             c, v = d
             w = _broadcast_vector(q)
             if w is not None:
-                return mat(c, Diag(hadamard(v, w)))
+                return mat(c, diag(hadamard(v, w)))
     return HadamardProduct(a, b)
 
 
@@ -266,13 +304,24 @@ def transpose(t):
     if isinstance(t, MatMul):
         c, fs = t.as_coeff_matrices()
         return mat(c, *[transpose(f) for f in reversed(fs)])
-    if isinstance(t, MatAdd) and all(isinstance(a, (Transpose, MatrixSymbol))
-                                     or _symmetric(a) or scaled_ones(a) is not None
-                                     for a in t.args):
-        return MatAdd(*[transpose(a) for a in t.args])
+    if isinstance(t, MatAdd):
+        terms = [transpose(a) for a in t.args]
+        if all(isinstance(a, (Transpose, MatrixSymbol)) or _symmetric(a)
+               or scaled_ones(a) is not None for a in t.args) or any(
+                isinstance(a, Transpose) for a in t.args) and all(
+                _plain_transpose(a, u) for a, u in zip(t.args, terms)):
+            return MatAdd(*terms)
     if t.shape[0] == 1 and t.shape[1] == 1:
         return t
     return Transpose(t)
+
+
+def _plain_transpose(a, u):
+    """Whether ``u``, the transpose of ``a``, reads as plainly as ``a``: it is no
+    transpose of a compound (Aᵀ, S⁻ᵀ and B Aᵀ are plain; (A B + C)ᵀ is not)."""
+    if not isinstance(u, Transpose):
+        return True
+    return isinstance(u.arg, (MatrixSymbol, Inverse, OneMatrix)) or isinstance(a, Transpose)
 
 
 def ones(rows, cols):

@@ -28,6 +28,12 @@ from ..core.opdef import OPS, OpBase, Operand, Param, decode, encode
 from ..core.ops.elements import ElementContext
 
 
+def float_text(value):
+    """A float as a person writes it: 0.01, not the 0.010000000000000002 of its rounding
+    (the shortest of 15 significant digits, which is what a float64 holds reliably)."""
+    return repr(float(f"{float(value):.15g}"))
+
+
 def matrix_shape(shape):
     """The matrix shape of a graph shape: a vector (n,) is an n×1 column."""
     if len(shape) == 1:

@@ -18,13 +18,15 @@ import sympy
 from sympy import Piecewise
 from sympy.matrices.expressions import Determinant, Identity, Inverse, Trace
 
-from ..core.graph import topo_order
+from ..core.deep import deep
+from ..core.graph import depth_of, topo_order
 from ..core.opdef import OPS
 from ..core.shapes import numel, shapes_equal
 from .algebra import (
-    excluding, scaled_ones, add, broadcast, elementwise, filled, filled_with, fit, hadamard,
+    excluding, scaled_ones, add, broadcast, diag, elementwise, filled, filled_with, fit, hadamard,
     is_matrix, mat, neg, ones, scalar, symbol, transpose)
-from .forms import Bracket, Diag, HadamardPow, OpCall, matrix_shape
+from .forms import Bracket, HadamardPow, OpCall, matrix_shape
+from .rewrite import tidy
 
 _SCALAR_FUNCTIONS = {"det": Determinant, "tr": Trace,
                      "log det": lambda x: sympy.log(Determinant(x))}
@@ -62,6 +64,12 @@ class FormulaReader:
         return self.memo[key]
 
     term = form
+
+    def reading(self, node, operands):
+        """``node`` read over ``operands``, the forms its caller gives its inputs (the
+        text view names its own subterms)."""
+        self.memo.update({id(i): e for i, e in zip(node.inputs, operands)})
+        return self._read(node)
 
     def _read(self, node):
         if node.is_symbol:
@@ -170,9 +178,9 @@ class FormulaReader:
             return None
         if len(v.shape) == 1 or v.shape[0] == 1:
             d = self.form(v) if len(v.shape) == 1 else transpose(self.form(v))
-            return mat(self.form(m), Diag(d))
+            return mat(self.form(m), diag(d))
         if len(v.shape) == 2 and v.shape[1] == 1:
-            return mat(Diag(self.form(v)), self.form(m))
+            return mat(diag(self.form(v)), self.form(m))
         return None
 
     def power(self, node, base, exponent):
@@ -257,7 +265,7 @@ class FormulaReader:
     def diag(self, t):
         node = self.node
         if len(node.inputs[0].shape) == 1 and len(node.shape) == 2:
-            return Diag(t)
+            return diag(t)
         return self.call(node, t)
 
     def diag_matrix(self, node, t):
@@ -270,7 +278,7 @@ class FormulaReader:
             return mat(v.attrs["value"], Identity(node.shape[0]))
         if v.op == "broadcast_to" and not v.inputs[0].shape:
             return mat(scalar(self.form(v.inputs[0])), Identity(node.shape[0]))
-        return Diag(t)
+        return diag(t)
 
     def norm(self, t):
         if not is_matrix(t):
@@ -323,8 +331,7 @@ def captured(node):
 
 
 def constant_name(node):
-    from .text import format_expr
-    return format_expr(node.expr)
+    return node.expr.name
 
 
 def constants(nodes):
@@ -366,9 +373,12 @@ def _shorter_form(node):
 
 
 def formulas(nodes, names=None):
-    """The formulas of ``nodes`` (None for a known zero stays None)."""
+    """The formulas of ``nodes`` in their print form (``views.rewrite``); None for a known
+    zero stays None."""
     reader = FormulaReader(names)
-    return [reader.form(n) if n is not None else None for n in nodes]
+    order = topo_order([n for n in nodes if n is not None])
+    return deep(lambda: [tidy(reader.form(n)) if n is not None else None for n in nodes],
+                depth_of(order))
 
 
 # ----- naming shared subterms ------------------------------------------------------------
@@ -426,7 +436,7 @@ def render(outputs, style="text", reserved=()):
         named = [n for n in named if id(n) not in dropped]
         names = dict(zip([id(n) for n in named], _fresh_names(len(named), reserved)))
     reader = FormulaReader(names)
-    out = [show(reader.form(o)) if o is not None else "0" for o in outputs]
-    defs = [(show(symbol(names[id(n)], n.shape)), show(reader.form(n, top=True)))
+    out = [show(tidy(reader.form(o))) if o is not None else "0" for o in outputs]
+    defs = [(show(symbol(names[id(n)], n.shape)), show(tidy(reader.form(n, top=True))))
             for n in named]
     return out, defs

@@ -6,6 +6,8 @@ import re
 from sympy import Symbol
 from sympy.printing.latex import LatexPrinter, greek_letters_set
 
+from .forms import float_text
+
 _INTERMEDIATE = re.compile(r"t(\d+)")
 _GREEK = greek_letters_set | {g.capitalize() for g in greek_letters_set} | {"lamda", "Lamda"}
 
@@ -32,7 +34,7 @@ class FormulaLatexPrinter(LatexPrinter):
     """SymPy's LaTeX printer, with floats as Python prints them and names kept whole."""
 
     def _print_Float(self, expr):
-        return repr(float(expr))
+        return float_text(expr)
 
     def _print_Symbol(self, expr, style="plain"):
         return latex_name(expr.name)

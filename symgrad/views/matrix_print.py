@@ -12,6 +12,7 @@ from sympy.printing.latex import LatexPrinter
 from sympy.printing.precedence import PRECEDENCE
 from sympy.printing.str import StrPrinter
 
+from .forms import float_text
 from .latex import latex_name
 
 _SUPER = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
@@ -33,16 +34,11 @@ def _heaviside_argument(body, d):
     return None
 
 
-def _float_text(value):
-    """A float as a person writes it: 0.01, not the 0.010000000000000002 of its rounding."""
-    return repr(float(f"{float(value):.15g}"))
-
-
 class MatrixTextPrinter(StrPrinter):
     """Matrix notation as Unicode text."""
 
     def _print_Float(self, expr):
-        return _float_text(expr)
+        return float_text(expr)
 
     def _print_Symbol(self, expr):
         return _name(expr.name)
@@ -300,7 +296,7 @@ class MatrixLatexPrinter(LatexPrinter):
     \\mathbf{1} and 1×1 products as the scalars they are."""
 
     def _print_Float(self, expr):
-        return _float_text(expr)
+        return float_text(expr)
 
     def _print_Symbol(self, expr, style="plain"):
         return latex_name(expr.name)

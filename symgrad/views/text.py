@@ -1,11 +1,13 @@
 """The text view of formulas and the straight-line program view.
 
-``FormulaPrinter`` is SymPy's ``StrPrinter`` printing floats as Python does; symgrad's op
-classes print themselves from their OpDef's text spelling (``OpBase._sympystr``), in
-NumPy-like notation (``@`` for matrix products, ``*`` elementwise, ``.T``). ``shared_forms``
-names subexpressions that a formula uses more than once ("where t1 = ...") so a printed
-gradient stays linear in the size of its graph; ``program_lines`` prints the straight-line
-program, one op per line.
+``FormulaPrinter`` is SymPy's ``StrPrinter`` printing floats as a person writes them and
+a ``Piecewise`` as ``{0 if a = 0; a*K**(a - 1)}``; symgrad's op classes print themselves
+from their OpDef's text spelling (``OpBase._sympystr``), in NumPy-like notation (``@`` for
+matrix products, ``*`` elementwise, ``.T``). ``shared_forms`` names subexpressions that a
+formula uses more than once ("where t1 = ...") so a printed gradient stays linear in the
+size of its graph; an op on scalars reads as ``g.formulas`` reads it (a zero guard is a
+``Piecewise``, dropped where SymPy proves it false). ``program_lines`` prints the
+straight-line program, one op per line.
 """
 import sympy
 from sympy.printing.str import StrPrinter
@@ -17,13 +19,39 @@ from ..core.graph import depth_of, topo_order
 from ..core.forms import node_form
 from ..core.program import Program, TemplateCache
 from ..core.shapes import fmt_shape
+from .forms import float_text
+from .formulas import FormulaReader
+from .rewrite import tidy_scalar
+
+_RELATIONS = {"==": "=", "!=": "!=", "<=": "<=", ">=": ">=", "<": "<", ">": ">"}
 
 
 class FormulaPrinter(StrPrinter):
-    """SymPy's str printer, with floats as Python prints them."""
+    """SymPy's str printer, with floats as a person writes them (0.01, not the
+    0.010000000000000002 of its rounding) and a Piecewise in braces."""
 
     def _print_Float(self, expr):
-        return repr(float(expr))
+        return float_text(expr)
+
+    def _print_Piecewise(self, expr):
+        pieces = [f"{self._print(e)} if {self._condition(c)}" for e, c in expr.args[:-1]]
+        e, c = expr.args[-1]
+        pieces.append(self._print(e) if c == sympy.true else
+                      f"{self._print(e)} if {self._condition(c)}")
+        return "{" + "; ".join(pieces) + "}"
+
+    def _condition(self, c):
+        """A condition as a person writes it: a = 0 & a >= 0."""
+        if isinstance(c, sympy.core.relational.Relational):
+            return f"{self._print(c.lhs)} {_RELATIONS.get(c.rel_op, c.rel_op)} " \
+                   f"{self._print(c.rhs)}"
+        if isinstance(c, (sympy.And, sympy.Or)):
+            sign = " & " if isinstance(c, sympy.And) else " | "
+            return sign.join(f"({self._condition(a)})" if isinstance(a, (sympy.And, sympy.Or))
+                             else self._condition(a) for a in c.args)
+        if isinstance(c, sympy.Not):
+            return f"~({self._condition(c.args[0])})"
+        return self._print(c)
 
 
 _str_printer = FormulaPrinter()
@@ -77,6 +105,7 @@ def shared_forms(outputs, reserved=(), max_inline=40):
             uses[id(o)] = uses.get(id(o), 0) + 1
     exprs, size, named = {}, {}, []
     symbol_shapes, memo = {}, {}
+    reader = FormulaReader()
     output_ids = {id(o) for o in outputs if o is not None}
     counter = 0
     for node in order:
@@ -87,7 +116,11 @@ def shared_forms(outputs, reserved=(), max_inline=40):
                 symbol_shapes[node.expr] = node.shape
             continue
         s = 1 + sum(size[id(i)] for i in node.inputs)
-        e = node_form(node, [exprs[id(i)] for i in node.inputs], symbol_shapes, memo)
+        operands = [exprs[id(i)] for i in node.inputs]
+        if not node.shape and not any(i.shape for i in node.inputs):
+            e = tidy_scalar(reader.reading(node, operands))
+        else:
+            e = node_form(node, operands, symbol_shapes, memo)
         is_output = id(node) in output_ids
         if not is_output and (uses.get(id(node), 0) >= 2 and s >= 4 or s > max_inline):
             counter += 1
