@@ -38,7 +38,7 @@ class MatrixTextPrinter(StrPrinter):
     """Matrix notation as Unicode text."""
 
     def _print_Float(self, expr):
-        return float_text(expr)
+        return float_text(expr).replace("-", "−")
 
     def _print_Symbol(self, expr):
         return _name(expr.name)
@@ -192,7 +192,8 @@ class MatrixTextPrinter(StrPrinter):
             c, sign = -c, "−"
         num, den = [], []
         for f in sympy.Mul.make_args(rest):
-            if isinstance(f, sympy.Pow) and f.exp.is_negative and f.exp.is_Number:
+            if isinstance(f, sympy.Pow) and (f.exp.is_Number or f.exp.is_Mul) and \
+                    f.exp.as_coeff_Mul()[0].is_negative:
                 den.append(f.base if f.exp == -1 else f.base ** -f.exp)
             else:
                 num.append(f)
@@ -221,18 +222,46 @@ class MatrixTextPrinter(StrPrinter):
         base = self._base(expr.base)
         if expr.exp.is_Integer:
             return base + str(expr.exp).translate(_SUPER)
+        if isinstance(expr.exp, sympy.Symbol):
+            return f"{base}^{self._print(expr.exp)}"
         return f"{base}^({self._print(expr.exp)})"
 
     def _print_Add(self, expr, order=None):
-        text = super()._print_Add(expr, order)
-        return text.replace(" - ", " − ").replace("-", "−", 1) if text.startswith("-") \
-            else text.replace(" - ", " − ")
+        """Terms joined by + and − (a term printed with a leading minus, SymPy's - or our
+        −, is subtracted)."""
+        out = []
+        for term in self._as_ordered_terms(expr, order=order):
+            text = self._print(term)
+            negative = text.startswith(("-", "−"))
+            if negative:
+                text = text[1:]
+            if isinstance(term, sympy.Add):
+                text = f"({text})"
+            out.append((" − " if negative else " + ") + text if out else
+                       ("−" if negative else "") + text)
+        return "".join(out)
 
     def _print_Relational(self, expr):
         signs = {"==": "=", "!=": "≠", "<=": "≤", ">=": "≥", "<": "<", ">": ">"}
         return (f"{self.parenthesize(expr.lhs, PRECEDENCE['Add'])} "
                 f"{signs.get(expr.rel_op, expr.rel_op)} "
                 f"{self.parenthesize(expr.rhs, PRECEDENCE['Add'])}")
+
+    def _print_And(self, expr):
+        return " & ".join(self._logic_operand(a) for a in expr.args)
+
+    def _print_Or(self, expr):
+        return " | ".join(self._logic_operand(a) for a in expr.args)
+
+    def _logic_operand(self, a):
+        text = self._print(a)
+        return f"({text})" if isinstance(a, (sympy.And, sympy.Or)) else text
+
+    def _print_Integer(self, expr):
+        return str(expr).replace("-", "−")
+
+    def _print_Rational(self, expr):
+        return str(expr).replace("-", "−")
 
     def _print_Piecewise(self, expr):
         pieces = [f"{self._print(e)} if {self._print(c)}" for e, c in expr.args[:-1]]

@@ -43,51 +43,76 @@ def _op(name, *operands):
     return OPS[name].expr({}, list(operands))
 
 
-def _softplus(e):
+def _softplus(e, see):
     """log(1 + exp(u)) -> softplus(u)."""
-    if isinstance(e, sympy.log) and isinstance(e.args[0], sympy.Add):
-        terms = e.args[0].args
-        if len(terms) == 2 and sympy.S.One in terms:
-            other = terms[0] if terms[1] == 1 else terms[1]
-            if isinstance(other, sympy.exp):
-                return _op("softplus", other.args[0])
+    if isinstance(e, sympy.log):
+        w = _logistic_base(e.args[0], see)
+        if w is not None:
+            return _op("softplus", w)
     return None
 
 
-def _sigmoid(e):
-    """1/(1 + exp(−u)) -> σ(u); as factors of a product, exp(u)/(exp(u) + 1) -> σ(u) (and
-    exp(u) σ(−u), what the first rule leaves of it, -> σ(u))."""
-    w = _logistic_argument(e)
-    if w is not None:
-        return _op("sigmoid", -w) if w.could_extract_minus_sign() else None
-    if not isinstance(e, sympy.Mul):
+def _sigmoid(e, see):
+    """Products of exp(w) and (1 + exp(w))⁻ᵏ as σ: (1 + exp(w))⁻¹ is σ(−w), exp(w) σ(−w)
+    is σ(w), so exp(w)/(exp(w) + 1) is σ(w) and exp(w)/(exp(w) + 1)² is σ(w) (1 − σ(w))
+    (σ(−w) is written 1 − σ(w) beside σ(w))."""
+    if not isinstance(e, (sympy.Mul, sympy.Pow)):
         return None
-    factors = list(e.args)
     sigmoid = OPS["sigmoid"].sympy_class
-    for k, f in enumerate(factors):
-        w = _logistic_argument(f)
-        if w is None and isinstance(f, sigmoid):
-            w = -f.args[0]
-        if w is None or sympy.exp(w) not in factors:
+    powers, changed = {}, False      # {σ argument: power}
+    rest = []
+    for f in sympy.Mul.make_args(e):
+        base, k = f.as_base_exp()
+        w = _logistic_base(base, see)
+        if w is not None and k.is_Integer and k < 0:
+            powers[-w] = powers.get(-w, 0) - k
+            changed = True
+        elif isinstance(base, sigmoid) and k.is_Integer and k > 0:
+            powers[base.args[0]] = powers.get(base.args[0], 0) + k
+        else:
+            rest.append(f)
+    if not powers:
+        return None
+    kept = []
+    for f in rest:                   # exp(w)ʲ σ(−w)ᵏ = σ(w)ʲ σ(−w)ᵏ⁻ʲ
+        w = _exp_argument(f, see)
+        j = 1
+        if w is None and isinstance(f, sympy.Pow) and f.exp.is_Integer and f.exp > 0:
+            w, j = _exp_argument(f.base, see), int(f.exp)
+        if w is not None and powers.get(-w, 0) >= j:
+            powers[-w] -= j
+            powers[w] = powers.get(w, 0) + j
+            changed = True
+        else:
+            kept.append(f)
+    if not changed:
+        return None
+    factors = []
+    for v, k in powers.items():
+        if not k:
             continue
-        rest = factors[:k] + factors[k + 1:]
-        rest.remove(sympy.exp(w))
-        return sympy.Mul(_op("sigmoid", w), *rest)
-    return None
+        if v.could_extract_minus_sign() and powers.get(-v):
+            factors.append((1 - _op("sigmoid", -v)) ** k)
+        else:
+            factors.append(_op("sigmoid", v) ** k)
+    return sympy.Mul(*factors, *kept)
 
 
-def _logistic_argument(f):
-    """w for a factor 1/(1 + exp(w)), else None."""
-    if not (isinstance(f, sympy.Pow) and f.exp == -1 and isinstance(f.base, sympy.Add)):
+def _exp_argument(t, see):
+    t = see(t)
+    return t.args[0] if isinstance(t, sympy.exp) else None
+
+
+def _logistic_base(b, see):
+    """w for 1 + exp(w), else None."""
+    b = see(b)
+    if not isinstance(b, sympy.Add) or len(b.args) != 2 or sympy.S.One not in b.args:
         return None
-    terms = f.base.args
-    if len(terms) != 2 or sympy.S.One not in terms:
-        return None
-    other = terms[0] if terms[1] == 1 else terms[1]
-    return other.args[0] if isinstance(other, sympy.exp) else None
+    other = b.args[0] if b.args[1] == 1 else b.args[1]
+    return _exp_argument(other, see)
 
 
-def _logsumexp(e):
+def _logsumexp(e, see):
     """log(𝟙ᵀ exp(x)) -> logsumexp(x) of a vector x."""
     if not (isinstance(e, sympy.log) and isinstance(e.args[0], Trace)):
         return None
@@ -106,7 +131,7 @@ def _is_exp(e):
         e.function.expr, sympy.exp) and e.function.expr.args == e.function.variables
 
 
-def _norm_power(e):
+def _norm_power(e, see):
     """(xᵀx)^(k/2) -> ‖x‖ᵏ of a vector x (k odd)."""
     if not (isinstance(e, sympy.Pow) and e.exp.is_Rational and e.exp.q == 2
             and isinstance(e.base, Trace)):
@@ -131,11 +156,15 @@ def _call(op, column, display=""):
                      display=display)
 
 
-def stable(e):
-    """``e`` (a scalar expression) with the stable forms written in, innermost first."""
+def stable(e, defs=None):
+    """``e`` (a scalar expression) with the stable forms written in, innermost first;
+    ``defs`` ({symbol: its definition}) lets a rule see through named subterms."""
+    def see(t):
+        return defs.get(t, t) if defs else t
+
     def step(t):
         for rule in STABLE:
-            out = rule(t)
+            out = rule(t, see)
             if out is not None:
                 return out
         return t
@@ -195,8 +224,9 @@ def _rest(p):
     return Piecewise(*[(q.expr, q.cond) for q in rest])
 
 
-def tidy_scalar(e, inner=None):
-    """A scalar formula in its print form (``inner`` tidies the matrices inside)."""
+def tidy_scalar(e, inner=None, defs=None):
+    """A scalar formula in its print form (``inner`` tidies the matrices inside; ``defs``:
+    the definitions of the named subterms in it)."""
     if isinstance(e, sympy.Float) and float(e).is_integer():
         return sympy.Integer(int(e))
     if not isinstance(e, sympy.Basic) or not e.args:
@@ -205,7 +235,7 @@ def tidy_scalar(e, inner=None):
         e = _map_matrices(e, inner)
     e = _exact_numbers(e)
     e = _unguarded(e)
-    return stable(e)
+    return stable(e, defs)
 
 
 def _map_matrices(e, fn):
@@ -258,7 +288,7 @@ class _Tidy:
             return e
         args = [self.walk(a) for a in e.args]
         if isinstance(e, MatMul):
-            return _unguarded_product(_cancelled_inverses(mat(*args)))
+            return _product(mat(*args))
         if isinstance(e, DiagMatrix):
             return diag(args[0])
         if all(a is b for a, b in zip(args, e.args)):
@@ -277,19 +307,21 @@ class _Tidy:
             return asis
         s = _exact_numbers(s)
         rewritten = stable(_unguarded(s))
-        candidates = [rewritten] if rewritten != s else []
+        # (candidate, the share of the length as written it must stay under): SymPy's own
+        # reading folds constants but also distributes them, so it must save a quarter
+        candidates = [(rewritten, 1.0 if rewritten != s else 0.75)]
         if any(p.exp.is_negative for p in s.atoms(sympy.Pow)):    # divisions to cancel
             try:
                 cancelled = sympy.cancel(s)
-                candidates += [stable(cancelled), stable(sympy.factor(cancelled))]
+                candidates += [(stable(cancelled), 1.0), (stable(sympy.factor(cancelled)), 1.0)]
             except (sympy.PolynomialError, TypeError, ValueError):
                 pass
         best, length = asis, _length(asis)
-        for c in candidates:
+        for c, share in candidates:
             m = r.matrix(c)
-            if m is not None and _length(m) < length:
+            if m is not None and _length(m) < share * length:
                 best, length = m, _length(m)
-        return _unguarded_product(best)
+        return _product(best)
 
 
 def _length(e):
@@ -371,13 +403,15 @@ class _Region:
             for a in e.args[1:]:
                 out = hadamard(out, self.rebuild(a))
         elif isinstance(e, HadamardPower):
-            out = HadamardPow(self.rebuild(e.base), self.walk(e.exp))
+            base, k = self.rebuild(e.base), self.walk(e.exp)
+            c, fs = base.as_coeff_matrices() if isinstance(base, MatMul) else (1, [base])
+            out = mat(c ** k, HadamardPow(fs[0], k)) if len(fs) == 1 else HadamardPow(base, k)
         elif isinstance(e, ElementwiseApplyFunction):
             inner = self.rebuild(e.expr)
             out = e if inner is e.expr else ElementwiseApplyFunction(e.function, inner)
         elif isinstance(e, MatMul):
             c, (f,) = e.as_coeff_matrices()
-            out = mat(self.walk(c), self.rebuild(f))
+            out = _product(mat(self.walk(c), self.rebuild(f)))
         else:
             out = e
         self.rebuilt[e] = out
@@ -420,6 +454,7 @@ class _Region:
             parts = [self.matrix(a) for a in s.args if self._holds(a)]
             if None in parts:
                 return None
+            parts.sort(key=lambda p: isinstance(p, MatAdd))     # σ(x) ∘ (𝟙 − σ(x))
             out = parts[0]
             for p in parts[1:]:
                 out = hadamard(out, p)
@@ -439,6 +474,11 @@ class _Region:
             (u,) = held
             return elementwise(lambda d: self.restore(s.xreplace({u: d})), self.back[u])
         return None
+
+
+def _product(e):
+    """A product in its print form (the rules below)."""
+    return _unguarded_product(_softmax(_cancelled_inverses(e)))
 
 
 def _unguarded_product(e):
@@ -517,3 +557,18 @@ def _inverse(f):
     if isinstance(f, Transpose):
         return transpose(Inverse(f.arg))
     return Inverse(f)
+
+
+def _softmax(e):
+    """c/(𝟙ᵀ exp(x)) exp(x) is c softmax(x) (of a vector x)."""
+    if not isinstance(e, MatMul):
+        return e
+    c, fs = e.as_coeff_matrices()
+    if len(fs) != 1 or not _is_exp(fs[0]) or fs[0].shape[1] != 1:
+        return e
+    total = Trace(mat(Ones(1, fs[0].shape[0]), fs[0]))
+    factors = list(sympy.Mul.make_args(c))
+    if total ** -1 not in factors:
+        return e
+    factors.remove(total ** -1)
+    return mat(sympy.Mul(*factors), _call("softmax", fs[0].expr, display="softmax"))

@@ -104,7 +104,7 @@ def shared_forms(outputs, reserved=(), max_inline=40):
         if o is not None:
             uses[id(o)] = uses.get(id(o), 0) + 1
     exprs, size, named = {}, {}, []
-    symbol_shapes, memo = {}, {}
+    symbol_shapes, memo, defs = {}, {}, {}
     reader = FormulaReader()
     output_ids = {id(o) for o in outputs if o is not None}
     counter = 0
@@ -118,7 +118,7 @@ def shared_forms(outputs, reserved=(), max_inline=40):
         s = 1 + sum(size[id(i)] for i in node.inputs)
         operands = [exprs[id(i)] for i in node.inputs]
         if not node.shape and not any(i.shape for i in node.inputs):
-            e = tidy_scalar(reader.reading(node, operands))
+            e = tidy_scalar(reader.reading(node, operands), defs=defs)
         else:
             e = node_form(node, operands, symbol_shapes, memo)
         is_output = id(node) in output_ids
@@ -131,10 +131,36 @@ def shared_forms(outputs, reserved=(), max_inline=40):
             sym = sympy.Symbol(name, real=True)
             symbol_shapes[sym] = node.shape
             named.append((sym, e, node))
+            defs[sym] = e
             e, s = sym, 1
         exprs[id(node)] = e
         size[id(node)] = s
-    return [exprs[id(o)] if o is not None else None for o in outputs], named
+    outs = [exprs[id(o)] if o is not None else None for o in outputs]
+    return _used_only(outs, named, reserved)
+
+
+def _used_only(outs, named, reserved):
+    """The named subterms the outputs still use (a print form may have read through
+    one: t1/(t1 + 1) with t1 = exp(x) is sigmoid(x)), renumbered t1, t2, ..."""
+    defs = {sym: e for sym, e, _ in named}
+    used, stack = set(), [o for o in outs if o is not None]
+    while stack:
+        e = stack.pop()
+        for sym in getattr(e, "free_symbols", ()):
+            if sym in defs and sym not in used:
+                used.add(sym)
+                stack.append(defs[sym])
+    if len(used) == len(named):
+        return outs, named
+    kept = [(sym, e, node) for sym, e, node in named if sym in used]
+    fresh, k = {}, 0
+    for sym, _, _ in kept:
+        k += 1
+        while f"t{k}" in reserved:
+            k += 1
+        fresh[sym] = sympy.Symbol(f"t{k}", real=True)
+    return ([o.xreplace(fresh) if o is not None else None for o in outs],
+            [(fresh[sym], e.xreplace(fresh), node) for sym, e, node in kept])
 
 
 # ----- straight-line program -----------------------------------------------------------
