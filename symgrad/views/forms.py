@@ -202,7 +202,13 @@ def _explicit_ok(o):
         return _concrete(o.shape) and not o.has(MatrixSymbol, ArraySymbol, OpCall)
     if isinstance(o, (ArrayOpCall, ArraySymbol)):
         return False
-    return not o.has(MatrixExpr, OpCall) if isinstance(o, sympy.Basic) else True
+    if not isinstance(o, sympy.Basic):
+        return True
+    from sympy.matrices.expressions.matexpr import MatrixElement
+    elements = o.atoms(MatrixElement)       # q[0] of an input q: a scalar like any other
+    if elements:
+        o = o.xreplace({t: sympy.Dummy() for t in elements})
+    return not o.has(MatrixExpr, OpCall)
 
 
 def _as_array(o, shape):

@@ -26,7 +26,7 @@ from .algebra import (
     excluding, scaled_ones, add, broadcast, diag, elementwise, filled, filled_with, fit, hadamard,
     is_matrix, mat, neg, ones, scalar, symbol, transpose)
 from .forms import Bracket, HadamardPow, OpCall, matrix_shape
-from .rewrite import tidy
+from .rewrite import SMALL, explicit_small, tidy
 
 _SCALAR_FUNCTIONS = {"det": Determinant, "tr": Trace,
                      "log det": lambda x: sympy.log(Determinant(x))}
@@ -377,8 +377,12 @@ def formulas(nodes, names=None):
     zero stays None."""
     reader = FormulaReader(names)
     order = topo_order([n for n in nodes if n is not None])
-    return deep(lambda: [tidy(reader.form(n)) if n is not None else None for n in nodes],
-                depth_of(order))
+    forms = deep(lambda: [tidy(reader.form(n)) if n is not None else None for n in nodes],
+                 depth_of(order))
+    if names:
+        return forms
+    written = [written_out(n) for n in nodes]
+    return [w if w is not None else f for f, w in zip(forms, written)]
 
 
 # ----- naming shared subterms ------------------------------------------------------------
@@ -435,8 +439,33 @@ def render(outputs, style="text", reserved=()):
         dropped = {id(n) for n in short}
         named = [n for n in named if id(n) not in dropped]
         names = dict(zip([id(n) for n in named], _fresh_names(len(named), reserved)))
+    written = {k: w for k, w in enumerate(written_out(o) for o in outputs) if w is not None}
+    if written:     # names only the other outputs use
+        needed = {id(n) for n in topo_order([o for k, o in enumerate(outputs)
+                                             if o is not None and k not in written])}
+        named = [n for n in named if id(n) in needed]
+        names = dict(zip([id(n) for n in named], _fresh_names(len(named), reserved)))
     reader = FormulaReader(names)
-    out = [show(tidy(reader.form(o))) if o is not None else "0" for o in outputs]
+    out = [show(written[k]) if k in written else show(tidy(reader.form(o)))
+           if o is not None else "0" for k, o in enumerate(outputs)]
     defs = [(show(symbol(names[id(n)], n.shape)), show(tidy(reader.form(n, top=True))))
             for n in named]
     return out, defs
+
+
+MAX_WRITTEN_OUT = 200    # graph nodes: a larger formula is never written out element-wise
+
+
+def written_out(node):
+    """The formula of ``node`` written out element by element when it is small, of a
+    concrete shape, and reads through index and scatter calls (``explicit_small``);
+    else None."""
+    if node is None or not node.shape or not all(
+            isinstance(d, int) or sympy.sympify(d).is_Integer for d in node.shape):
+        return None
+    if len(node.shape) > 2 or numel(node.shape) > SMALL:
+        return None
+    order = topo_order([node])
+    if len(order) > MAX_WRITTEN_OUT:
+        return None
+    return deep(lambda: explicit_small(tidy(FormulaReader().form(node))), depth_of(order))

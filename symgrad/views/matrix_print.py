@@ -74,6 +74,13 @@ class MatrixTextPrinter(StrPrinter):
 
     _print_ImmutableDenseMatrix = _print_MatrixBase
 
+    def _print_MatrixElement(self, expr):
+        """q[0] of a vector q (a column), A[0, 1] of a matrix."""
+        parent = self.parenthesize(expr.parent, _POW, strict=True)
+        if expr.parent.shape[1] == 1:
+            return f"{parent}[{self._print(expr.i)}]"
+        return f"{parent}[{self._print(expr.i)}, {self._print(expr.j)}]"
+
     def _print_Transpose(self, expr):
         arg = expr.arg
         if isinstance(arg, Inverse):
@@ -229,9 +236,10 @@ class MatrixTextPrinter(StrPrinter):
     def _print_Add(self, expr, order=None):
         """Terms joined by + and − (a term printed with a leading minus, SymPy's - or our
         −, is subtracted)."""
+        texts = [(self._print(t), t) for t in self._as_ordered_terms(expr, order=order)]
+        texts.sort(key=lambda p: p[0].startswith(("-", "−")))    # b − a, not −a + b
         out = []
-        for term in self._as_ordered_terms(expr, order=order):
-            text = self._print(term)
+        for text, term in texts:
             negative = text.startswith(("-", "−"))
             if negative:
                 text = text[1:]
@@ -395,6 +403,13 @@ class MatrixLatexPrinter(LatexPrinter):
         if isinstance(expr.arg, Transpose):
             return self.parenthesize(expr.arg.arg, _POW, strict=True) + "^{-T}"
         return self.parenthesize(expr.arg, _POW, strict=True) + "^{-1}"
+
+    def _print_MatrixElement(self, expr):
+        """q_{0} of a vector q (a column), A_{0, 1} of a matrix."""
+        parent = self.parenthesize(expr.parent, _POW, strict=True)
+        if expr.parent.shape[1] == 1:
+            return f"{parent}_{{{self._print(expr.i)}}}"
+        return f"{parent}_{{{self._print(expr.i)}, {self._print(expr.j)}}}"
 
     def _print_DiagMatrix(self, expr):
         return rf"\operatorname{{diag}}\left({self._print(expr.args[0])}\right)"

@@ -10,12 +10,13 @@ number of distinct subterms) and
   operands (its *leaves*: inputs, matrix products, calls), lets SymPy cancel it, and keeps
   the result when it prints shorter: (((y − 𝟙) ⊘ (𝟙 − σ(u)) − y ⊘ σ(u)) ∘ σ(u) ∘ (𝟙 − σ(u))
   is σ(u) − y;
-- writes the stable forms of ``STABLE``: log(1 + exp(u)) as softplus(u), exp(u)/(exp(u) + 1)
-  and 1/(1 + exp(−u)) as σ(u), log(𝟙ᵀ exp(x)) as logsumexp(x), (xᵀx)^(k/2) as ‖x‖ᵏ;
+- writes the stable forms (``views.stable``): softplus, σ, logsumexp, softmax, ‖x‖;
 - drops a zero guard that cannot matter: {0 if ‖x‖ = 0; c} x is c x when c is finite at
   ‖x‖ = 0 (x is 0 there), and a guard repeated inside its own other branch;
 - writes float exponents that are halves as rationals (x^0.5 is √x) and float
-  coefficients that are integers as integers (1.0 A is A).
+  coefficients that are integers as integers (1.0 A is A);
+- writes a small formula of concrete shape that reads through index and scatter calls
+  out element by element (``explicit_small``).
 
 Everything here is SymPy algebra on SymPy objects: a rewrite is an equality, and the tests
 evaluate the rewritten formulas against the compiled gradient.
@@ -27,194 +28,46 @@ from sympy.matrices.expressions import (
     ZeroMatrix)
 from sympy.matrices.expressions.applyfunc import ElementwiseApplyFunction
 from sympy.matrices.expressions.diagonal import DiagMatrix
+from sympy.tensor.array.expressions import ArraySymbol
 from sympy.matrices.expressions.hadamard import HadamardPower
 
-from ..core.opdef import OPS
 from .algebra import add, diag, elementwise, hadamard, mat, transpose
 from .forms import HadamardPow, OpCall, Ones
+from .stable import bottom_up, softmax_product, stable
 
 MAX_REGION = 60     # operations: a larger elementwise region is left as it is
-
-
-# ----- stable forms ---------------------------------------------------------------------
-
-def _op(name, *operands):
-    """The scalar SymPy form of the op ``name`` (its own class: sigmoid prints σ)."""
-    return OPS[name].expr({}, list(operands))
-
-
-def _softplus(e, see):
-    """log(1 + exp(u)) -> softplus(u)."""
-    if isinstance(e, sympy.log):
-        w = _logistic_base(e.args[0], see)
-        if w is not None:
-            return _op("softplus", w)
-    return None
-
-
-def _sigmoid(e, see):
-    """Products of exp(w) and (1 + exp(w))⁻ᵏ as σ: (1 + exp(w))⁻¹ is σ(−w), exp(w) σ(−w)
-    is σ(w), so exp(w)/(exp(w) + 1) is σ(w) and exp(w)/(exp(w) + 1)² is σ(w) (1 − σ(w))
-    (σ(−w) is written 1 − σ(w) beside σ(w))."""
-    if not isinstance(e, (sympy.Mul, sympy.Pow)):
-        return None
-    sigmoid = OPS["sigmoid"].sympy_class
-    powers, changed = {}, False      # {σ argument: power}
-    rest = []
-    for f in sympy.Mul.make_args(e):
-        base, k = f.as_base_exp()
-        w = _logistic_base(base, see)
-        if w is not None and k.is_Integer and k < 0:
-            powers[-w] = powers.get(-w, 0) - k
-            changed = True
-        elif isinstance(base, sigmoid) and k.is_Integer and k > 0:
-            powers[base.args[0]] = powers.get(base.args[0], 0) + k
-        else:
-            rest.append(f)
-    if not powers:
-        return None
-    kept = []
-    for f in rest:                   # exp(w)ʲ σ(−w)ᵏ = σ(w)ʲ σ(−w)ᵏ⁻ʲ
-        w = _exp_argument(f, see)
-        j = 1
-        if w is None and isinstance(f, sympy.Pow) and f.exp.is_Integer and f.exp > 0:
-            w, j = _exp_argument(f.base, see), int(f.exp)
-        if w is not None and powers.get(-w, 0) >= j:
-            powers[-w] -= j
-            powers[w] = powers.get(w, 0) + j
-            changed = True
-        else:
-            kept.append(f)
-    if not changed:
-        return None
-    factors = []
-    for v, k in powers.items():
-        if not k:
-            continue
-        if v.could_extract_minus_sign() and powers.get(-v):
-            factors.append((1 - _op("sigmoid", -v)) ** k)
-        else:
-            factors.append(_op("sigmoid", v) ** k)
-    return sympy.Mul(*factors, *kept)
-
-
-def _exp_argument(t, see):
-    t = see(t)
-    return t.args[0] if isinstance(t, sympy.exp) else None
-
-
-def _logistic_base(b, see):
-    """w for 1 + exp(w), else None."""
-    b = see(b)
-    if not isinstance(b, sympy.Add) or len(b.args) != 2 or sympy.S.One not in b.args:
-        return None
-    other = b.args[0] if b.args[1] == 1 else b.args[1]
-    return _exp_argument(other, see)
-
-
-def _logsumexp(e, see):
-    """log(𝟙ᵀ exp(x)) -> logsumexp(x) of a vector x."""
-    if not (isinstance(e, sympy.log) and isinstance(e.args[0], Trace)):
-        return None
-    inner = e.args[0].arg
-    if not (isinstance(inner, MatMul) and len(inner.args) == 2):
-        return None
-    ones, ex = inner.args
-    if isinstance(ones, OneMatrix) and ones.shape[0] == 1 and _is_exp(ex) \
-            and ex.shape[1] == 1:
-        return _call("logsumexp", ex.expr)
-    return None
-
-
-def _is_exp(e):
-    return isinstance(e, ElementwiseApplyFunction) and isinstance(
-        e.function.expr, sympy.exp) and e.function.expr.args == e.function.variables
-
-
-def _norm_power(e, see):
-    """(xᵀx)^(k/2) -> ‖x‖ᵏ of a vector x (k odd)."""
-    if not (isinstance(e, sympy.Pow) and e.exp.is_Rational and e.exp.q == 2
-            and isinstance(e.base, Trace)):
-        return None
-    inner = e.base.arg
-    if isinstance(inner, MatMul) and len(inner.args) == 2 and isinstance(
-            inner.args[0], Transpose) and inner.args[0].arg == inner.args[1] \
-            and inner.args[1].shape[1] == 1:
-        return _call("norm", inner.args[1], display="‖‖") ** (2 * e.exp)
-    return None
-
-
-STABLE = (_softplus, _sigmoid, _logsumexp, _norm_power)
-
-
-def _call(op, column, display=""):
-    """The op on a vector (a column), with its default parameters, as an OpCall."""
-    shape = (column.shape[0],)
-    opdef = OPS[op]
-    attrs = dict(opdef.params([shape], {}))
-    return OpCall.of(op, [column], attrs, [shape], tuple(opdef.shape([shape], attrs)),
-                     display=display)
-
-
-def stable(e, defs=None):
-    """``e`` (a scalar expression) with the stable forms written in, innermost first;
-    ``defs`` ({symbol: its definition}) lets a rule see through named subterms."""
-    def see(t):
-        return defs.get(t, t) if defs else t
-
-    def step(t):
-        for rule in STABLE:
-            out = rule(t, see)
-            if out is not None:
-                return out
-        return t
-    return _bottom_up(e, step)
-
-
-def _bottom_up(e, step):
-    memo = {}
-
-    def walk(t):
-        if t in memo:
-            return memo[t]
-        if isinstance(t, (MatrixExpr, sympy.Lambda)) or not isinstance(t, sympy.Basic) \
-                or not t.args or isinstance(t, OpCall):
-            out = step(t) if isinstance(t, sympy.Expr) and not isinstance(t, MatrixExpr) \
-                else t
-        else:
-            args = [walk(a) for a in t.args]
-            new = t.func(*args) if any(a is not b for a, b in zip(args, t.args)) else t
-            out = step(new)
-        memo[t] = out
-        return out
-    return walk(e)
 
 
 # ----- scalars --------------------------------------------------------------------------
 
 def _exact_numbers(e):
-    """Float exponents that are halves as rationals, integral float factors as integers."""
+    """Float exponents that are halves as rationals, integral floats as integers."""
     def step(t):
+        if isinstance(t, sympy.Float) and float(t).is_integer():
+            return sympy.Integer(int(t))
         if isinstance(t, sympy.Pow) and isinstance(t.exp, sympy.Float) and \
                 float(t.exp * 2).is_integer():
             return t.base ** sympy.Rational(int(t.exp * 2), 2)
         return t
-    e = _bottom_up(e, step)
-    floats = {f: sympy.Integer(int(f)) for f in e.atoms(sympy.Float) if float(f).is_integer()}
-    return e.xreplace(floats) if floats else e
+    return bottom_up(e, step)
 
 
-def _unguarded(e):
+def _unguarded(e, defs=None):
     """A zero guard repeated inside its own other branch drops out there:
-    {0 if c; 2 {1 if c; 1/r} r} is {0 if c; 2}."""
+    {0 if c; 2 {1 if c; 1/r} r} is {0 if c; 2}; so does a named subterm defined by such a
+    guard ({0 if c; y/t2} with t2 = {1 if c; t1} is {0 if c; y/t1})."""
     def step(t):
         if not isinstance(t, Piecewise) or len(t.args) != 2 or t.args[1].cond != sympy.true:
             return t
         (a, c), (b, _) = t.args
-        inner = b.replace(lambda p: isinstance(p, Piecewise) and p.args[0].cond == c,
-                          lambda p: _rest(p))
+        inner = bottom_up(b, lambda p: _rest(p) if isinstance(p, Piecewise)
+                          and p.args[0].cond == c else p)
+        if defs:
+            inner = inner.xreplace({s: _rest(defs[s]) for s in inner.free_symbols
+                                    if isinstance(defs.get(s), Piecewise)
+                                    and defs[s].args[0].cond == c})
         return Piecewise((a, c), (inner, True)) if inner != b else t
-    return _bottom_up(e, step)
+    return bottom_up(e, step)
 
 
 def _rest(p):
@@ -234,21 +87,29 @@ def tidy_scalar(e, inner=None, defs=None):
     if inner is not None:
         e = _map_matrices(e, inner)
     e = _exact_numbers(e)
-    e = _unguarded(e)
+    e = _unguarded(e, defs)
     return stable(e, defs)
 
 
 def _map_matrices(e, fn):
     """``e`` with ``fn`` applied to the outermost matrix expressions inside it."""
-    if isinstance(e, MatrixExpr):
-        return fn(e)
-    if not isinstance(e, sympy.Basic) or not e.args or isinstance(e, sympy.Lambda):
-        return e
-    if isinstance(e, OpCall):
-        return _with_operands(e, [fn(o) if isinstance(o, MatrixExpr) else _map_matrices(o, fn)
-                                  for o in e.operands])
-    args = [_map_matrices(a, fn) for a in e.args]
-    return e.func(*args) if any(a is not b for a, b in zip(args, e.args)) else e
+    memo = {}
+
+    def walk(t):
+        if isinstance(t, MatrixExpr):
+            return fn(t)
+        if not isinstance(t, sympy.Basic) or not t.args or isinstance(t, sympy.Lambda):
+            return t
+        out = memo.get(t)
+        if out is None:
+            if isinstance(t, OpCall):
+                out = _with_operands(t, [walk(o) for o in t.operands])
+            else:
+                args = [walk(a) for a in t.args]
+                out = t.func(*args) if any(a is not b for a, b in zip(args, t.args)) else t
+            memo[t] = out
+        return out
+    return walk(e)
 
 
 def _with_operands(call, operands):
@@ -301,6 +162,8 @@ class _Tidy:
         """An elementwise region: as written (its leaves tidied) or as SymPy cancels its
         scalar reading, whichever prints shorter."""
         r = _Region(e.shape, self.walk)
+        if not _worth_reading(e):
+            return _product(r.rebuild(e))
         s = r.scalar(e)
         asis = r.rebuild(e)
         if r.size > MAX_REGION:
@@ -309,19 +172,67 @@ class _Tidy:
         rewritten = stable(_unguarded(s))
         # (candidate, the share of the length as written it must stay under): SymPy's own
         # reading folds constants but also distributes them, so it must save a quarter
-        candidates = [(rewritten, 1.0 if rewritten != s else 0.75)]
-        if any(p.exp.is_negative for p in s.atoms(sympy.Pow)):    # divisions to cancel
+        # (and is tried only when it has fewer operations than the region)
+        candidates = [(rewritten, 1.0)] if rewritten != s else \
+            [(s, 0.75)] if _weight(s, set(r.back)) < r.weight(e) else []
+        if any(p.exp.is_negative and r.holds(p.base) for p in s.atoms(sympy.Pow)):
+            # a division by an array to cancel (not by a dim: 2/(n − 1) stays)
             try:
                 cancelled = sympy.cancel(s)
                 candidates += [(stable(cancelled), 1.0), (stable(sympy.factor(cancelled)), 1.0)]
             except (sympy.PolynomialError, TypeError, ValueError):
                 pass
-        best, length = asis, _length(asis)
+        best, length = asis, None
         for c, share in candidates:
             m = r.matrix(c)
-            if m is not None and _length(m) < share * length:
+            if m is None:
+                continue
+            length = _length(best) if length is None else length
+            if _length(m) < share * length:
                 best, length = m, _length(m)
         return _product(best)
+
+
+def _worth_reading(e):
+    """Whether an elementwise region may read shorter as a scalar: it divides, takes an
+    exp or a log, has a zero guard, or multiplies numbers (no SymPy object is built)."""
+    numbers, stack, seen = 0, [e], set()
+    while stack:
+        t = stack.pop()
+        if t in seen:
+            continue
+        seen.add(t)
+        if isinstance(t, HadamardPower):
+            if not (t.exp.is_Number and t.exp > 0):
+                return True
+            stack.append(t.base)
+        elif isinstance(t, ElementwiseApplyFunction):
+            if t.function.expr.has(sympy.exp, sympy.log, Piecewise, sympy.Pow):
+                return True
+            stack.append(t.expr)
+        elif isinstance(t, (MatAdd, HadamardProduct)):
+            stack.extend(t.args)
+        elif isinstance(t, MatMul):
+            c, fs = t.as_coeff_matrices()
+            if c.has(Piecewise, sympy.exp, sympy.log):
+                return True
+            numbers += c.is_Number and abs(c) != 1 or c.is_Mul and c.args[0].is_Number
+            if len(fs) == 1 and fs[0].shape == t.shape:
+                stack.append(fs[0])
+    return numbers >= 2
+
+
+def _weight(s, leaves, memo=None):
+    """The operands (``leaves``) and numbers other than ±1 in the scalar ``s``, counted as
+    printed (a repeated subterm each time)."""
+    if not isinstance(s, sympy.Basic):
+        return 0
+    if s in leaves or s.is_Number:
+        return int(s in leaves or abs(s) != 1)
+    memo = {} if memo is None else memo
+    if s not in memo:
+        memo[s] = sum(_weight(a, leaves, memo) for a in s.args)
+    return memo[s]
 
 
 def _length(e):
@@ -389,6 +300,28 @@ class _Region:
                 return self.coefficient(c) * self.scalar(fs[0])
         return self.leaf(e)
 
+    def weight(self, e, memo=None):
+        """How many operands and numbers (other than ±1) the region shows as written:
+        SymPy's scalar reading is worth trying only when it folded some away."""
+        memo = {} if memo is None else memo
+        if e in memo:
+            return memo[e]
+        if e in self.leaves:
+            out = 1
+        elif isinstance(e, (MatAdd, HadamardProduct)):
+            out = sum(self.weight(a, memo) for a in e.args)
+        elif isinstance(e, HadamardPower):
+            out = self.weight(e.base, memo) + _weight(e.exp, ())
+        elif isinstance(e, ElementwiseApplyFunction):
+            out = self.weight(e.expr, memo) + _weight(e.function.expr, ())
+        elif isinstance(e, MatMul):
+            c, fs = e.as_coeff_matrices()
+            out = _weight(c, ()) + sum(self.weight(f, memo) for f in fs)
+        else:
+            out = 0
+        memo[e] = out
+        return out
+
     def rebuild(self, e):
         """The region as written, with its leaves tidied."""
         out = self.rebuilt.get(e)
@@ -409,11 +342,14 @@ class _Region:
         elif isinstance(e, ElementwiseApplyFunction):
             inner = self.rebuild(e.expr)
             out = e if inner is e.expr else ElementwiseApplyFunction(e.function, inner)
-        elif isinstance(e, MatMul):
+        elif isinstance(e, MatMul) and len(e.as_coeff_matrices()[1]) == 1 and \
+                e.as_coeff_matrices()[1][0].shape == e.shape:
             c, (f,) = e.as_coeff_matrices()
             out = _product(mat(self.walk(c), self.rebuild(f)))
-        else:
+        elif isinstance(e, (OneMatrix, ZeroMatrix)):
             out = e
+        else:
+            out = self.walk(e)
         self.rebuilt[e] = out
         return out
 
@@ -432,13 +368,13 @@ class _Region:
     def restore(self, s):
         return s.xreplace(self.back) if self.back else s
 
-    def _holds(self, s):
+    def holds(self, s):
         return self.matrices & s.free_symbols
 
     def matrix(self, s):
         """The scalar expression ``s`` back as a matrix formula (None if it has no
         elementwise reading)."""
-        held = self._holds(s)
+        held = self.holds(s)
         if not held:
             value = self.restore(s)
             if value == 0:
@@ -450,8 +386,8 @@ class _Region:
             terms = [self.matrix(a) for a in s.args]
             return None if None in terms else add(*terms)
         if isinstance(s, sympy.Mul):
-            const = [a for a in s.args if not self._holds(a)]
-            parts = [self.matrix(a) for a in s.args if self._holds(a)]
+            const = [a for a in s.args if not self.holds(a)]
+            parts = [self.matrix(a) for a in s.args if self.holds(a)]
             if None in parts:
                 return None
             parts.sort(key=lambda p: isinstance(p, MatAdd))     # σ(x) ∘ (𝟙 − σ(x))
@@ -459,16 +395,16 @@ class _Region:
             for p in parts[1:]:
                 out = hadamard(out, p)
             return mat(self.restore(sympy.Mul(*const)), out)
-        if isinstance(s, sympy.Pow) and not self._holds(s.exp):
+        if isinstance(s, sympy.Pow) and not self.holds(s.exp):
             base = self.matrix(s.base)
             return None if base is None else HadamardPow(base, self.restore(s.exp))
-        holding = [k for k, a in enumerate(s.args) if self._holds(a)]
+        holding = [k for k, a in enumerate(s.args) if self.holds(a)]
         if isinstance(s, sympy.Function) and len(holding) == 1:
             k = holding[0]
             inner = self.matrix(s.args[k])
             if inner is None:
                 return None
-            args = [self.restore(a) for a in s.args]
+            args = [self.restore(a) if j != k else a for j, a in enumerate(s.args)]
             return elementwise(lambda d: s.func(*args[:k], d, *args[k + 1:]), inner)
         if len(held) == 1:
             (u,) = held
@@ -478,7 +414,7 @@ class _Region:
 
 def _product(e):
     """A product in its print form (the rules below)."""
-    return _unguarded_product(_softmax(_cancelled_inverses(e)))
+    return _unguarded_product(softmax_product(_cancelled_inverses(e)))
 
 
 def _unguarded_product(e):
@@ -559,16 +495,36 @@ def _inverse(f):
     return Inverse(f)
 
 
-def _softmax(e):
-    """c/(𝟙ᵀ exp(x)) exp(x) is c softmax(x) (of a vector x)."""
-    if not isinstance(e, MatMul):
-        return e
-    c, fs = e.as_coeff_matrices()
-    if len(fs) != 1 or not _is_exp(fs[0]) or fs[0].shape[1] != 1:
-        return e
-    total = Trace(mat(Ones(1, fs[0].shape[0]), fs[0]))
-    factors = list(sympy.Mul.make_args(c))
-    if total ** -1 not in factors:
-        return e
-    factors.remove(total ** -1)
-    return mat(sympy.Mul(*factors), _call("softmax", fs[0].expr, display="softmax"))
+# ----- small explicit matrices ----------------------------------------------------------
+
+SMALL = 16      # elements: a formula of concrete shape this small may be written out
+
+
+def explicit_small(e):
+    """A formula of a concrete shape of at most ``SMALL`` elements that reads through
+    index and scatter calls (a pendulum's energy in the coordinates q[0], q[1], q[2]),
+    written out element by element: the vector [9.81 q[2] sin(q[0]), ...] or the matrix
+    of its entries, in terms of the inputs' elements q[i]. None when it does not apply."""
+    if not isinstance(e, MatrixExpr) or isinstance(e, sympy.MatrixBase):
+        return None
+    if not _concrete(e.shape) or int(e.shape[0]) * int(e.shape[1]) > SMALL:
+        return None
+    if not any(isinstance(t, OpCall) and not t.display for t in sympy.preorder_traversal(e)):
+        return None
+    leaves = e.atoms(sympy.MatrixSymbol)
+    if not all(_concrete(m.shape) for m in leaves) or e.has(ArraySymbol):
+        return None
+    from .verify import computed
+    try:
+        out = computed(e.xreplace({m: m.as_explicit() for m in leaves}))
+    except Exception:  # noqa: BLE001 - no explicit form: the formula stays as it is
+        return None
+    if not isinstance(out, sympy.MatrixBase) or out.has(OpCall):
+        return None
+    return sympy.ImmutableMatrix(out.rows, out.cols,
+                                 [tidy_scalar(sympy.expand(t) if t.is_Add else t)
+                                  for t in out])
+
+
+def _concrete(shape):
+    return all(sympy.sympify(d).is_Integer for d in shape)

@@ -1,7 +1,7 @@
 """The text view of formulas and the straight-line program view.
 
 ``FormulaPrinter`` is SymPy's ``StrPrinter`` printing floats as a person writes them and
-a ``Piecewise`` as ``{0 if a = 0; a*K**(a - 1)}``; symgrad's op classes print themselves
+a ``Piecewise`` as Python's ``(0 if a == 0 else a*K**(a - 1))``; symgrad's op classes print themselves
 from their OpDef's text spelling (``OpBase._sympystr``), in NumPy-like notation (``@`` for
 matrix products, ``*`` elementwise, ``.T``). ``shared_forms`` names subexpressions that a
 formula uses more than once ("where t1 = ...") so a printed gradient stays linear in the
@@ -23,34 +23,44 @@ from .forms import float_text
 from .formulas import FormulaReader
 from .rewrite import tidy_scalar
 
-_RELATIONS = {"==": "=", "!=": "!=", "<=": "<=", ">=": ">=", "<": "<", ">": ">"}
-
 
 class FormulaPrinter(StrPrinter):
     """SymPy's str printer, with floats as a person writes them (0.01, not the
-    0.010000000000000002 of its rounding) and a Piecewise in braces."""
+    0.010000000000000002 of its rounding) and a Piecewise as a conditional expression."""
 
     def _print_Float(self, expr):
         return float_text(expr)
 
+    def _print_Heaviside(self, expr):
+        """[x > 0], relu's mask, as the text view writes a cast: float(x > 0)."""
+        if len(expr.args) == 2 and expr.args[1] == 0:
+            return f"float({self._print(expr.args[0])} > 0)"
+        return super()._print_Function(expr)
+
     def _print_Piecewise(self, expr):
-        pieces = [f"{self._print(e)} if {self._condition(c)}" for e, c in expr.args[:-1]]
-        e, c = expr.args[-1]
-        pieces.append(self._print(e) if c == sympy.true else
-                      f"{self._print(e)} if {self._condition(c)}")
-        return "{" + "; ".join(pieces) + "}"
+        """Python's conditional expression: (0 if a == 0 else a*K**(a - 1)); an Iverson
+        bracket {1 if c; 0} as a cast, float(c)."""
+        if len(expr.args) == 2 and expr.args[0].expr == 1 and expr.args[1].expr == 0 \
+                and expr.args[1].cond == sympy.true:
+            return f"float({self._print(expr.args[0].cond)})"
+        *pieces, (last, cond) = expr.args
+        text = self._print(last)
+        if cond != sympy.true:      # no branch holds: nan, as NumPy's where would give
+            text = f"{text} if {self._condition(cond)} else nan"
+        for e, c in reversed(pieces):
+            text = f"{self._print(e)} if {self._condition(c)} else {text}"
+        return f"({text})"
 
     def _condition(self, c):
-        """A condition as a person writes it: a = 0 & a >= 0."""
+        """A condition as Python writes it: a == 0 and a >= 0."""
         if isinstance(c, sympy.core.relational.Relational):
-            return f"{self._print(c.lhs)} {_RELATIONS.get(c.rel_op, c.rel_op)} " \
-                   f"{self._print(c.rhs)}"
+            return f"{self._print(c.lhs)} {c.rel_op} {self._print(c.rhs)}"
         if isinstance(c, (sympy.And, sympy.Or)):
-            sign = " & " if isinstance(c, sympy.And) else " | "
+            sign = " and " if isinstance(c, sympy.And) else " or "
             return sign.join(f"({self._condition(a)})" if isinstance(a, (sympy.And, sympy.Or))
                              else self._condition(a) for a in c.args)
         if isinstance(c, sympy.Not):
-            return f"~({self._condition(c.args[0])})"
+            return f"not ({self._condition(c.args[0])})"
         return self._print(c)
 
 
