@@ -9,7 +9,7 @@ from sympy.matrices.expressions import (
     HadamardProduct, Identity, Inverse, MatAdd, MatMul, MatrixExpr, MatrixSymbol, OneMatrix,
     Trace, Transpose, ZeroMatrix)
 from sympy.matrices.expressions.applyfunc import ElementwiseApplyFunction
-from sympy.matrices.expressions.diagonal import DiagMatrix
+from sympy.matrices.expressions.diagonal import DiagMatrix, DiagonalOf
 from sympy.matrices.expressions.hadamard import HadamardPower
 from sympy.tensor.array.expressions import ArraySymbol
 
@@ -34,6 +34,8 @@ def scalar(e):
             c, fs = e.as_coeff_matrices()
             if c != 1:
                 return c * scalar(mat(*fs)) if fs else c
+            if len(fs) == 2 and isinstance(fs[0], OneMatrix) and isinstance(fs[1], DiagonalOf):
+                return Trace(fs[1].arg)     # 𝟙ᵀ diag(A) is tr(A)
         return Trace(e)
     return e
 
@@ -59,6 +61,7 @@ def mat(*factors):
             coeff *= f
     if coeff == 0:
         return ZeroMatrix(*_product_shape(factors))
+    coeff = exact(coeff)
     out = _contract_diagonals(out)
     if coeff.is_number and coeff.is_negative:
         for k, f in enumerate(out):
@@ -68,6 +71,9 @@ def mat(*factors):
                 coeff = -coeff
                 break
     coeff = _opposite_pairs(out, coeff)
+    if coeff != 1 and coeff.is_Number and len(out) == 1 and isinstance(out[0], MatAdd) and all(
+            _coeff_and_rest(a)[0] not in (1, -1) for a in out[0].args):
+        return add(*[mat(coeff, a) for a in out[0].args])     # 2 (4 A + 2 B) is 8 A + 4 B
     for k, f in enumerate(out):
         if isinstance(f, MatAdd) and any(isinstance(a, Identity) for a in f.args) \
                 and len(out) > 1:
@@ -79,6 +85,13 @@ def mat(*factors):
     if coeff == 1 and len(out) == 1:
         return out[0]
     return MatMul(coeff, *out) if coeff != 1 else MatMul(*out)
+
+
+def exact(c):
+    """A float that is an integer as the integer (SymPy's 1.0 is not its 1)."""
+    if isinstance(c, sympy.Float) and float(c).is_integer():
+        return sympy.Integer(int(c))
+    return c
 
 
 def _contract_diagonals(fs):
@@ -145,7 +158,7 @@ def add(*terms):
     kept = [t for t in flat if not isinstance(t, ZeroMatrix)]
     if not kept:
         return ms[0]
-    kept = _collected(kept)
+    kept = _diagonals_joined(_collected(kept))
     if not kept:
         return ZeroMatrix(*ms[0].shape)
     if len(kept) == 2:
@@ -157,8 +170,22 @@ def add(*terms):
     coeffs = [_coeff_and_rest(t)[0] for t in kept]
     c = abs(coeffs[0])
     if c != 1 and c.is_number and all(abs(k) == c for k in coeffs):
-        return mat(c, MatAdd(*[mat(k / c, _coeff_and_rest(t)[1]) for k, t in zip(coeffs, kept)]))
+        return mat(c, MatAdd(*[mat(exact(k / c), _coeff_and_rest(t)[1])
+                               for k, t in zip(coeffs, kept)]))
     return MatAdd(*kept)
+
+
+def _diagonals_joined(terms):
+    """diag(u) − diag(v) is diag(u − v): the diagonal terms of a sum joined into one."""
+    diagonals = [(k, _diagonal_of(t)) for k, t in enumerate(terms)]
+    diagonals = [(k, d) for k, d in diagonals if d is not None]
+    if len(diagonals) < 2:
+        return terms
+    joined = diag(add(*[mat(c, v) for _, (c, v) in diagonals]))
+    first = diagonals[0][0]
+    skip = {k for k, _ in diagonals}
+    return [joined if k == first else t for k, t in enumerate(terms)
+            if k == first or k not in skip]
 
 
 def _coeff_and_rest(t):
@@ -185,15 +212,19 @@ def _collected(terms):
 
 
 def _common_right_factor(a, b):
-    """A x + B x as (A + B) x (and c A x + c B x as c (A + B) x)."""
+    """A x + B x as (A + B) x (and c A x + c B x as c (A + B) x), X A + X B as X (A + B)."""
     if not (isinstance(a, MatMul) and isinstance(b, MatMul)):
         return None
     ca, fa = a.as_coeff_matrices()
     cb, fb = b.as_coeff_matrices()
-    if len(fa) < 2 or len(fb) < 2 or fa[-1] != fb[-1]:
+    if len(fa) < 2 or len(fb) < 2:
         return None
-    left_a, left_b = mat(ca, *fa[:-1]), mat(cb, *fb[:-1])
-    return mat(add(left_a, left_b), fa[-1])
+    if fa[-1] == fb[-1]:
+        left_a, left_b = mat(ca, *fa[:-1]), mat(cb, *fb[:-1])
+        return mat(add(left_a, left_b), fa[-1])
+    if fa[0] == fb[0]:              # X A + X B as X (A + B)
+        return mat(fa[0], add(mat(ca, *fa[1:]), mat(cb, *fb[1:])))
+    return None
 
 
 def _symmetric(t):
@@ -201,7 +232,8 @@ def _symmetric(t):
     if isinstance(t, (Identity, DiagMatrix)):
         return True
     if isinstance(t, MatAdd):
-        return set(t.args) == {transpose(a) for a in t.args}
+        return all(_symmetric(a) for a in t.args) or \
+            set(t.args) == {transpose(a) for a in t.args}
     if isinstance(t, MatMul):
         c, fs = t.as_coeff_matrices()
         return list(fs) == [transpose(f) for f in reversed(fs)]
@@ -244,6 +276,11 @@ def hadamard(a, b):
     base_b, exp_b = _power_of(b)
     if base_a == base_b:
         return HadamardPow(base_a, exp_a + exp_b) if exp_a + exp_b != 1 else base_a
+    for p, q in ((a, b), (b, a)):       # (u 𝟙ᵀ) ∘ (𝟙 vᵀ) is the outer product u vᵀ
+        cu, u = _column_broadcast(p)
+        cv, v = _row_broadcast(q)
+        if u is not None and v is not None:
+            return mat(cu * cv, u, v)
     for p, q in ((a, b), (b, a)):
         d = _diagonal_of(p)
         if d is not None:
@@ -252,6 +289,26 @@ def hadamard(a, b):
             if w is not None:
                 return mat(c, diag(hadamard(v, w)))
     return HadamardProduct(a, b)
+
+
+def _column_broadcast(t):
+    """(c, u) for c u 𝟙ᵀ (a column repeated along the rows), else (None, None)."""
+    if isinstance(t, MatMul):
+        c, fs = t.as_coeff_matrices()
+        if len(fs) == 2 and isinstance(fs[1], OneMatrix) and fs[1].shape[0] == 1 \
+                and fs[0].shape[1] == 1:
+            return c, fs[0]
+    return None, None
+
+
+def _row_broadcast(t):
+    """(c, vᵀ) for c 𝟙 vᵀ (a row repeated down the columns), else (None, None)."""
+    if isinstance(t, MatMul):
+        c, fs = t.as_coeff_matrices()
+        if len(fs) == 2 and isinstance(fs[0], OneMatrix) and fs[0].shape[1] == 1 \
+                and fs[1].shape[0] == 1:
+            return c, fs[1]
+    return None, None
 
 
 def _power_of(t):
@@ -305,6 +362,8 @@ def transpose(t):
         c, fs = t.as_coeff_matrices()
         return mat(c, *[transpose(f) for f in reversed(fs)])
     if isinstance(t, MatAdd):
+        if _symmetric(t):
+            return t
         terms = [transpose(a) for a in t.args]
         if all(isinstance(a, (Transpose, MatrixSymbol)) or _symmetric(a)
                or scaled_ones(a) is not None for a in t.args) or any(

@@ -22,7 +22,7 @@ from sympy.core.symbol import Str
 from sympy.utilities.exceptions import SymPyDeprecationWarning
 from sympy.matrices.expressions import HadamardPower, MatrixExpr, MatrixSymbol, OneMatrix
 from sympy.tensor.array.expressions import ArraySymbol
-from sympy.matrices.expressions.diagonal import DiagMatrix
+from sympy.matrices.expressions.diagonal import DiagMatrix, DiagonalOf
 
 from ..core.opdef import OPS, OpBase, Operand, Param, decode, encode
 from ..core.ops.elements import ElementContext
@@ -385,6 +385,27 @@ class Diag(DiagMatrix):
         if isinstance(v, sympy.MatrixBase):
             return sympy.ImmutableMatrix(sympy.diag(*list(v)))
         return Diag(v)
+
+
+class Diagonal(DiagonalOf):
+    """The diagonal of a square matrix as a column (SymPy's ``DiagonalOf``), computed by
+    ``doit()`` when the matrix is explicit."""
+
+    @property
+    def shape(self):
+        return (self.arg.shape[0], sympy.S.One)
+
+    def doit(self, **hints):
+        a = self.arg.doit(**hints) if hints.get("deep", True) else self.arg
+        if isinstance(a, MatrixExpr) and not isinstance(a, sympy.MatrixBase) \
+                and _concrete(a.shape) and not a.free_symbols - set(a.shape):
+            a = a.as_explicit()
+        if isinstance(a, sympy.MatrixBase):
+            return sympy.ImmutableMatrix([a[i, i] for i in range(a.rows)])
+        return Diagonal(a)
+
+    def _entry(self, i, j, **kwargs):
+        return self.arg._entry(i, i, **kwargs)
 
 
 class Bracket(MatrixExpr):

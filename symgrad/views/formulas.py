@@ -16,7 +16,7 @@ an op without one reads elementwise (a pointwise op of one operand) or as an OpC
 """
 import sympy
 from sympy import Piecewise
-from sympy.matrices.expressions import Determinant, Identity, Inverse, Trace
+from sympy.matrices.expressions import Determinant, Identity, Inverse, Trace, Transpose
 
 from ..core.deep import deep
 from ..core.graph import depth_of, topo_order
@@ -25,7 +25,7 @@ from ..core.shapes import numel, shapes_equal
 from .algebra import (
     excluding, scaled_ones, add, broadcast, diag, elementwise, filled, filled_with, fit, hadamard,
     is_matrix, mat, neg, ones, scalar, symbol, transpose)
-from .forms import Bracket, HadamardPow, OpCall, matrix_shape
+from .forms import Bracket, Diagonal, HadamardPow, OpCall, matrix_shape
 from .rewrite import SMALL, explicit_small, tidy
 
 _SCALAR_FUNCTIONS = {"det": Determinant, "tr": Trace,
@@ -214,7 +214,7 @@ class FormulaReader:
         core = [d for d in shape if d != 1]
         if len(core_s) != len(core) or not all(shapes_equal((u,), (v,))
                                                 for u, v in zip(core_s, core)):
-            return self.call(node, t)
+            return self._reshape_of_reshape(node, t)
         if not core:
             if not shape:
                 return scalar(t)
@@ -224,6 +224,18 @@ class FormulaReader:
         row_in = len(s) == 2 and s[0] == 1 and s[1] != 1
         row_out = len(shape) == 2 and shape[0] == 1 and shape[1] != 1
         return transpose(t) if row_in != row_out else t
+
+    def _reshape_of_reshape(self, node, t):
+        """A reshape of a reshape (through the transpose of a vector, which keeps the
+        elements' order) is one reshape of the first operand, or that operand itself when
+        the shapes agree: an einsum's reshape(reshape(B, (m n, 1))ᵀ, (m, n)) is B."""
+        inner = t.arg if isinstance(t, Transpose) and 1 in t.shape else t
+        if not (isinstance(inner, OpCall) and inner.op == node.op):
+            return self.call(node, t)
+        base, base_shape = inner.operands[0], inner.operand_shapes[0]
+        if shapes_equal(base_shape, node.shape):
+            return base
+        return OpCall.of(node.op, [base], node.attrs, [base_shape], node.shape)
 
     def sum(self, node, t):
         """A sum over axes as products with 𝟙: 𝟙ᵀ x, X 𝟙, 𝟙ᵀ X 𝟙."""
@@ -266,6 +278,8 @@ class FormulaReader:
         node = self.node
         if len(node.inputs[0].shape) == 1 and len(node.shape) == 2:
             return diag(t)
+        if len(node.inputs[0].shape) == 2 and len(node.shape) == 1 and is_matrix(t):
+            return Diagonal(t)
         return self.call(node, t)
 
     def diag_matrix(self, node, t):

@@ -170,11 +170,10 @@ class _Tidy:
             return asis
         s = _exact_numbers(s)
         rewritten = stable(_unguarded(s))
-        # (candidate, the share of the length as written it must stay under): SymPy's own
-        # reading folds constants but also distributes them, so it must save a quarter
-        # (and is tried only when it has fewer operations than the region)
+        # (candidate, the share of the length as written it must stay under); SymPy's own
+        # reading is tried only when it folded operands or numbers away (2 (2 u)⁻¹ is 1/u)
         candidates = [(rewritten, 1.0)] if rewritten != s else \
-            [(s, 0.75)] if _weight(s, set(r.back)) < r.weight(e) else []
+            [(s, 1.0)] if _weight(s, set(r.back)) < r.weight(e) else []
         if any(p.exp.is_negative and r.holds(p.base) for p in s.atoms(sympy.Pow)):
             # a division by an array to cancel (not by a dim: 2/(n − 1) stays)
             try:
@@ -191,6 +190,15 @@ class _Tidy:
             if _length(m) < share * length:
                 best, length = m, _length(m)
         return _product(best)
+
+
+def _power(base, k):
+    """base∘ᵏ, with a power of an elementwise power folded: (√x)∘⁻¹ is x∘^(−1/2)."""
+    if isinstance(base, ElementwiseApplyFunction):
+        (d,), body = base.function.variables, base.function.expr
+        if isinstance(body, sympy.Pow) and body.base == d and body.exp.is_Number:
+            return HadamardPow(base.expr, body.exp * k)
+    return HadamardPow(base, k)
 
 
 def _worth_reading(e):
@@ -338,7 +346,7 @@ class _Region:
         elif isinstance(e, HadamardPower):
             base, k = self.rebuild(e.base), self.walk(e.exp)
             c, fs = base.as_coeff_matrices() if isinstance(base, MatMul) else (1, [base])
-            out = mat(c ** k, HadamardPow(fs[0], k)) if len(fs) == 1 else HadamardPow(base, k)
+            out = mat(c ** k, _power(fs[0], k)) if len(fs) == 1 else HadamardPow(base, k)
         elif isinstance(e, ElementwiseApplyFunction):
             inner = self.rebuild(e.expr)
             out = e if inner is e.expr else ElementwiseApplyFunction(e.function, inner)

@@ -62,6 +62,12 @@ def _sigmoid(e, see):
         j = 1
         if w is None and isinstance(f, sympy.Pow) and f.exp.is_Integer and f.exp > 0:
             w, j = _exp_argument(f.base, see), int(f.exp)
+        if w is not None and powers.get(-w, 0) < j:      # exp(2w) is exp(w)²
+            for v in powers:
+                k = w / -v
+                if k.is_Integer and 1 < k <= powers[v]:
+                    w, j = -v, j * int(k)
+                    break
         if w is not None and powers.get(-w, 0) >= j:
             powers[-w] -= j
             powers[w] = powers.get(w, 0) + j
@@ -127,7 +133,24 @@ def _norm_power(e, see):
     return None
 
 
-STABLE = (_softplus, _sigmoid, _logsumexp, _norm_power)
+def _sigmoid_slope(e, see):
+    """c σ(w) − c σ(w)² -> c σ(w) (1 − σ(w)), the slope of σ as a person writes it."""
+    if not isinstance(e, sympy.Add):
+        return None
+    sigmoid = OPS["sigmoid"].sympy_class
+    terms = list(e.args)
+    for k, t in enumerate(terms):
+        c, rest = t.as_coeff_Mul()
+        if not isinstance(rest, sigmoid):
+            continue
+        square = -c * rest ** 2
+        if square in terms:
+            others = [u for j, u in enumerate(terms) if j != k and u != square]
+            return sympy.Add(c * rest * (1 - rest), *others)
+    return None
+
+
+STABLE = (_softplus, _sigmoid, _sigmoid_slope, _logsumexp, _norm_power)
 
 
 def _call(op, column, display=""):
