@@ -288,7 +288,8 @@ def hadamard(a, b):
             w = _broadcast_vector(q)
             if w is not None:
                 return mat(c, diag(hadamard(v, w)))
-    return HadamardProduct(a, b)
+    parts = [f for t in (a, b) for f in (t.args if isinstance(t, HadamardProduct) else (t,))]
+    return HadamardProduct(*sorted(parts, key=lambda f: isinstance(f, MatAdd)))
 
 
 def _column_broadcast(t):

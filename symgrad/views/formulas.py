@@ -16,7 +16,9 @@ an op without one reads elementwise (a pointwise op of one operand) or as an OpC
 """
 import sympy
 from sympy import Piecewise
-from sympy.matrices.expressions import Determinant, Identity, Inverse, Trace, Transpose
+from sympy.matrices.expressions import (
+    Determinant, Identity, Inverse, MatrixSymbol, Trace, Transpose)
+from sympy.tensor.array.expressions import ArraySymbol
 
 from ..core.deep import deep
 from ..core.graph import depth_of, topo_order
@@ -272,6 +274,11 @@ class FormulaReader:
         cond, yes, no = node.inputs
         if no.is_const and no.attrs["value"] == 0 and shapes_equal(cond.shape, node.shape):
             return hadamard(Bracket(c), self.lift(yes, node.shape))
+        guard = scalar(c) if not cond.shape else None
+        if isinstance(guard, (sympy.logic.boolalg.Boolean, sympy.core.relational.Relational)):
+            # one condition for the whole array: {1 if c; 0} a + {0 if c; 1} b
+            return add(mat(Piecewise((1, guard), (0, True)), self.lift(yes, node.shape)),
+                       mat(Piecewise((0, guard), (1, True)), self.lift(no, node.shape)))
         return self.call(node, c, a, b)
 
     def diag(self, t):
@@ -460,11 +467,80 @@ def render(outputs, style="text", reserved=()):
         named = [n for n in named if id(n) in needed]
         names = dict(zip([id(n) for n in named], _fresh_names(len(named), reserved)))
     reader = FormulaReader(names)
-    out = [show(written[k]) if k in written else show(tidy(reader.form(o)))
-           if o is not None else "0" for k, o in enumerate(outputs)]
-    defs = [(show(symbol(names[id(n)], n.shape)), show(tidy(reader.form(n, top=True))))
-            for n in named]
-    return out, defs
+    defs = {}
+    for n in named:
+        scalars = {s: e for s, e in defs.items() if not is_matrix(s)}
+        defs[symbol(names[id(n)], n.shape)] = tidy(reader.form(n, top=True), scalars)
+    scalars = {s: e for s, e in defs.items() if not is_matrix(s)}
+    outs = [written[k] if k in written else tidy(reader.form(o), scalars)
+            if o is not None else None for k, o in enumerate(outputs)]
+    outs, defs = _named_in_use(outs, defs, reserved)
+    return ([show(o) if o is not None else "0" for o in outs],
+            [(show(s), show(e)) for s, e in defs.items()])
+
+
+def _named_in_use(outs, defs, reserved):
+    """The outputs and the definitions they still use (a print form may have read
+    through a name), with a name used once whose definition is short written in place
+    (then tidied there: t₁ᵀ of a symmetric t₁ is t₁'s form); renumbered t₁, t₂, ..."""
+    from .matrix_print import matrix_text
+    defs = dict(defs)
+    while True:
+        uses = {s: 0 for s in defs}
+        for e in [o for o in outs if o is not None] + list(defs.values()):
+            for s, k in _occurrences(e, uses).items():
+                uses[s] += k
+        once = [s for s in defs if uses[s] == 1 and len(matrix_text(defs[s])) <= INLINE]
+        if not once:
+            break
+        s = once[0]
+        value = defs.pop(s)
+        outs = [tidy(o.xreplace({s: value})) if o is not None and o.has(s) else o
+                for o in outs]
+        defs = {t: tidy(e.xreplace({s: value})) if e.has(s) else e for t, e in defs.items()}
+    live, stack = set(), [s for o in outs if o is not None for s in _names_in(o, defs)]
+    while stack:
+        s = stack.pop()
+        if s not in live:
+            live.add(s)
+            stack.extend(_names_in(defs[s], defs))
+    kept = [s for s in defs if s in live]
+    fresh = {s: _renamed(s, name) for s, name in zip(kept, _fresh_names(len(kept), reserved))}
+    if all(fresh[s] == s for s in kept) and len(kept) == len(defs):
+        return outs, defs
+    return ([o.xreplace(fresh) if o is not None else None for o in outs],
+            {fresh[s]: defs[s].xreplace(fresh) for s in kept})
+
+
+INLINE = 40     # characters: a subterm used once and this short is written in place
+
+
+def _occurrences(e, names, memo=None):
+    """{name: how many times ``e`` shows it} (counted as printed, through a memo)."""
+    memo = {} if memo is None else memo
+    if e in names:
+        return {e: 1}
+    if e in memo:
+        return memo[e]
+    out = {}
+    for a in getattr(e, "args", ()):
+        if isinstance(a, sympy.Basic):
+            for s, k in _occurrences(a, names, memo).items():
+                out[s] = out.get(s, 0) + k
+    memo[e] = out
+    return out
+
+
+def _names_in(e, names):
+    return [a for a in e.atoms(sympy.Symbol, MatrixSymbol, ArraySymbol) if a in names]
+
+
+def _renamed(s, name):
+    if isinstance(s, MatrixSymbol):
+        return MatrixSymbol(name, *s.shape)
+    if isinstance(s, ArraySymbol):
+        return ArraySymbol(name, s.shape)
+    return sympy.Symbol(name, real=True)
 
 
 MAX_WRITTEN_OUT = 200    # graph nodes: a larger formula is never written out element-wise

@@ -70,6 +70,55 @@ def _unguarded(e, defs=None):
     return bottom_up(e, step)
 
 
+def _merged_guards(e):
+    """Guards on one condition multiplied together are one guard:
+    {0 if c; a} {0 if c; b} is {0 if c; a b}, {1 if c; 0} {0 if c; b} is 0."""
+    def step(t):
+        if not isinstance(t, sympy.Mul):
+            return t
+        groups = {}
+        for f in t.args:
+            if isinstance(f, Piecewise) and len(f.args) == 2 and f.args[1].cond == sympy.true:
+                groups.setdefault(f.args[0].cond, []).append(f)
+        merged = {c: fs for c, fs in groups.items() if len(fs) > 1}
+        if not merged:
+            return t
+        gone = {f for fs in merged.values() for f in fs}
+        rest = [f for f in t.args if f not in gone]
+        for c, fs in merged.items():
+            rest.append(Piecewise((sympy.Mul(*[f.args[0].expr for f in fs]), c),
+                                  (sympy.Mul(*[f.args[1].expr for f in fs]), True)))
+        return sympy.Mul(*rest)
+    return bottom_up(e, step)
+
+
+def _absorbed(e, defs=None):
+    """A zero guard takes in the factors beside it when they are finite where it holds:
+    {0 if ‖x‖ = 0; 1}/t₁³ with t₁ = {1 if ‖x‖ = 0; ‖x‖} is {0 if ‖x‖ = 0; 1/t₁³}."""
+    def step(t):
+        if not isinstance(t, sympy.Mul):
+            return t
+        for f in t.args:
+            if isinstance(f, Piecewise) and len(f.args) == 2 and f.args[0].expr == 0 \
+                    and f.args[1].cond == sympy.true:
+                c = f.args[0].cond
+                rest = sympy.Mul(*[g for g in t.args if g is not f])
+                if _finite_where(rest, c, defs):
+                    return Piecewise((0, c), (f.args[1].expr * rest, True))
+        return t
+    return bottom_up(e, step)
+
+
+def _finite_where(e, c, defs):
+    """Whether ``e`` is finite where ``c`` (an equation a = b) holds."""
+    if not isinstance(c, sympy.Eq):
+        return False
+    at = {s: d.args[0].expr for s, d in (defs or {}).items()
+          if isinstance(d, Piecewise) and d.args[0].cond == c}
+    at[c.lhs] = c.rhs
+    return bool(e.xreplace(at).is_finite)
+
+
 def _rest(p):
     rest = p.args[1:]
     if len(rest) == 1 and rest[0].cond == sympy.true:
@@ -87,7 +136,7 @@ def tidy_scalar(e, inner=None, defs=None):
     if inner is not None:
         e = _map_matrices(e, inner)
     e = _exact_numbers(e)
-    e = _unguarded(e, defs)
+    e = _unguarded(_absorbed(_merged_guards(e), defs), defs)
     return stable(e, defs)
 
 
@@ -120,14 +169,16 @@ def _with_operands(call, operands):
 
 # ----- matrices -------------------------------------------------------------------------
 
-def tidy(expr):
-    """``expr`` (a formula: a matrix expression or a scalar) in its print form."""
-    return _Tidy().walk(expr)
+def tidy(expr, defs=None):
+    """``expr`` (a formula: a matrix expression or a scalar) in its print form; ``defs``
+    ({symbol: formula}) are the named subterms in it, which the scalar rules see through."""
+    return _Tidy(defs).walk(expr)
 
 
 class _Tidy:
-    def __init__(self):
+    def __init__(self, defs=None):
         self.memo = {}
+        self.defs = defs
 
     def walk(self, e):
         if not isinstance(e, sympy.Basic):
@@ -140,7 +191,7 @@ class _Tidy:
 
     def _walk(self, e):
         if not isinstance(e, MatrixExpr):
-            return tidy_scalar(e, self.walk) if isinstance(e, sympy.Expr) else e
+            return tidy_scalar(e, self.walk, self.defs) if isinstance(e, sympy.Expr) else e
         if _elementwise(e):
             return self.region(e)
         if isinstance(e, OpCall):
@@ -237,6 +288,8 @@ def _weight(s, leaves, memo=None):
         return 0
     if s in leaves or s.is_Number:
         return int(s in leaves or abs(s) != 1)
+    if isinstance(s, OpCall):
+        return 1
     memo = {} if memo is None else memo
     if s not in memo:
         memo[s] = sum(_weight(a, leaves, memo) for a in s.args)
@@ -384,7 +437,7 @@ class _Region:
         elementwise reading)."""
         held = self.holds(s)
         if not held:
-            value = self.restore(s)
+            value = self.walk(self.restore(s))
             if value == 0:
                 return ZeroMatrix(*self.shape)
             return mat(value, Ones(*self.shape))
@@ -402,7 +455,7 @@ class _Region:
             out = parts[0]
             for p in parts[1:]:
                 out = hadamard(out, p)
-            return mat(self.restore(sympy.Mul(*const)), out)
+            return mat(self.walk(self.restore(sympy.Mul(*const))), out)
         if isinstance(s, sympy.Pow) and not self.holds(s.exp):
             base = self.matrix(s.base)
             return None if base is None else HadamardPow(base, self.restore(s.exp))
