@@ -14,7 +14,7 @@ from sympy.matrices.expressions.hadamard import HadamardPower
 from sympy.tensor.array.expressions import ArraySymbol
 
 from ..core.shapes import numel, shapes_equal
-from .forms import Diag, HadamardPow, OpCall, Ones, matrix_shape
+from .forms import Diag, Diagonal, HadamardPow, OpCall, Ones, matrix_shape
 
 
 def is_matrix(e):
@@ -113,6 +113,16 @@ def _contract_diagonals(fs):
             a, rest = f.args[0], f.args[1:]
             out[-1] = transpose(a)
             out.append(rest[0] if len(rest) == 1 else HadamardProduct(*rest))
+            continue
+        if isinstance(prev, OneMatrix) and prev.shape[0] != 1 and prev.shape[1] != 1 \
+                and isinstance(f, DiagMatrix):            # 𝟙𝟙ᵀ diag(v) is 𝟙 vᵀ
+            out[-1] = ones(prev.shape[0], 1)
+            out.append(transpose(f.args[0]))
+            continue
+        if isinstance(f, OneMatrix) and f.shape[0] != 1 and f.shape[1] != 1 \
+                and isinstance(prev, DiagMatrix):         # diag(v) 𝟙𝟙ᵀ is v 𝟙ᵀ
+            out[-1] = prev.args[0]
+            out.append(ones(1, f.shape[1]))
             continue
         if isinstance(f, OneMatrix) and f.shape[1] == 1 and isinstance(prev, DiagMatrix):
             out[-1] = prev.args[0]
@@ -249,6 +259,28 @@ def scaled_ones(t):
         if len(fs) == 1 and isinstance(fs[0], OneMatrix):
             return c
     return None
+
+
+def diagonal(t):
+    """The diagonal of a square matrix as a column: of diag(v) it is v, of I it is 𝟙, of
+    u vᵀ it is u ∘ v (of 𝟙 vᵀ, v), and it goes through sums and transposes."""
+    if isinstance(t, DiagMatrix):
+        return t.args[0]
+    if isinstance(t, Identity):
+        return ones(t.shape[0], 1)
+    if isinstance(t, ZeroMatrix):
+        return ZeroMatrix(t.shape[0], 1)
+    if isinstance(t, Transpose):
+        return diagonal(t.arg)
+    if isinstance(t, MatAdd):
+        return add(*[diagonal(a) for a in t.args])
+    if isinstance(t, MatMul):
+        c, fs = t.as_coeff_matrices()
+        if len(fs) == 1:
+            return mat(c, diagonal(fs[0]))
+        if len(fs) == 2 and fs[0].shape[1] == 1:
+            return mat(c, hadamard(fs[0], transpose(fs[1])))
+    return Diagonal(t)
 
 
 def diag(v):

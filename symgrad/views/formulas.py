@@ -25,9 +25,9 @@ from ..core.graph import depth_of, topo_order
 from ..core.opdef import OPS
 from ..core.shapes import numel, shapes_equal
 from .algebra import (
-    excluding, scaled_ones, add, broadcast, diag, elementwise, filled, filled_with, fit, hadamard,
+    excluding, scaled_ones, add, broadcast, diag, diagonal, elementwise, filled, filled_with, fit, hadamard,
     is_matrix, mat, neg, ones, scalar, symbol, transpose)
-from .forms import Bracket, Diagonal, HadamardPow, OpCall, matrix_shape
+from .forms import Bracket, HadamardPow, OpCall, matrix_shape
 from .rewrite import SMALL, explicit_small, tidy
 
 _SCALAR_FUNCTIONS = {"det": Determinant, "tr": Trace,
@@ -286,7 +286,7 @@ class FormulaReader:
         if len(node.inputs[0].shape) == 1 and len(node.shape) == 2:
             return diag(t)
         if len(node.inputs[0].shape) == 2 and len(node.shape) == 1 and is_matrix(t):
-            return Diagonal(t)
+            return diagonal(t)
         return self.call(node, t)
 
     def diag_matrix(self, node, t):

@@ -37,6 +37,16 @@ def _heaviside_argument(body, d):
 class MatrixTextPrinter(StrPrinter):
     """Matrix notation as Unicode text."""
 
+    def _print(self, expr, **kwargs):
+        """An op's scalar function by the name its matrix form gives it (σ(aᵀx), as the
+        elementwise σ(X w)), before its own text spelling (sigmoid(...))."""
+        opdef = getattr(expr, "opdef", None)
+        if opdef is not None and isinstance(expr, sympy.Function) and opdef.pointwise:
+            name = _function_name(expr)
+            if name != opdef.name:
+                return f"{name}({', '.join(self._print(o) for o in expr.operands)})"
+        return super()._print(expr, **kwargs)
+
     def _print_Float(self, expr):
         return float_text(expr).replace("-", "−")
 
