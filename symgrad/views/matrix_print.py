@@ -282,6 +282,8 @@ class MatrixTextPrinter(StrPrinter):
         return str(expr).replace("-", "−")
 
     def _print_Piecewise(self, expr):
+        if _iverson(expr):
+            return f"[{self._print(expr.args[0].cond)}]"
         pieces = [f"{self._print(e)} if {self._print(c)}" for e, c in expr.args[:-1]]
         last = expr.args[-1]
         pieces.append(self._print(last[0]) if last[1] == sympy.true
@@ -290,6 +292,12 @@ class MatrixTextPrinter(StrPrinter):
 
     def _print_Heaviside(self, expr):
         return f"[{self._print(expr.args[0])} > 0]"
+
+
+def _iverson(p):
+    """Whether a Piecewise is {1 if c; 0}: the Iverson bracket [c]."""
+    return len(p.args) == 2 and p.args[0].expr == 1 and p.args[1].expr == 0 \
+        and p.args[1].cond == sympy.true
 
 
 def _is_atomic(e):
@@ -413,6 +421,11 @@ class MatrixLatexPrinter(LatexPrinter):
         if isinstance(expr.arg, Transpose):
             return self.parenthesize(expr.arg.arg, _POW, strict=True) + "^{-T}"
         return self.parenthesize(expr.arg, _POW, strict=True) + "^{-1}"
+
+    def _print_Piecewise(self, expr):
+        if _iverson(expr):
+            return rf"\left[{self._print(expr.args[0].cond)}\right]"
+        return super()._print_Piecewise(expr)
 
     def _print_MatrixElement(self, expr):
         """q_{0} of a vector q (a column), A_{0, 1} of a matrix."""

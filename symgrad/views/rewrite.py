@@ -53,20 +53,22 @@ def _exact_numbers(e):
 
 
 def _unguarded(e, defs=None):
-    """A zero guard repeated inside its own other branch drops out there:
-    {0 if c; 2 {1 if c; 1/r} r} is {0 if c; 2}; so does a named subterm defined by such a
+    """A guard repeated inside its own branches drops out there: {0 if c; 2 {1 if c;
+    1/r} r} is {0 if c; 2}, {2 {x if c; 0} if c; 0} is {2 x if c; 0}; so does a named subterm defined by such a
     guard ({0 if c; y/t2} with t2 = {1 if c; t1} is {0 if c; y/t1})."""
     def step(t):
         if not isinstance(t, Piecewise) or len(t.args) != 2 or t.args[1].cond != sympy.true:
             return t
         (a, c), (b, _) = t.args
+        held = bottom_up(a, lambda p: p.args[0].expr if isinstance(p, Piecewise)
+                         and p.args[0].cond == c else p)
         inner = bottom_up(b, lambda p: _rest(p) if isinstance(p, Piecewise)
                           and p.args[0].cond == c else p)
         if defs:
             inner = inner.xreplace({s: _rest(defs[s]) for s in inner.free_symbols
                                     if isinstance(defs.get(s), Piecewise)
                                     and defs[s].args[0].cond == c})
-        return Piecewise((a, c), (inner, True)) if inner != b else t
+        return Piecewise((held, c), (inner, True)) if inner != b or held != a else t
     return bottom_up(e, step)
 
 
