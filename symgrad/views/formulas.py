@@ -43,6 +43,7 @@ class FormulaReader:
         self.names = names or {}
         self.memo = {}
         self.node = None
+        self.indexing = set()     # the ops read as index or scatter calls
 
     # ----- reading ---------------------------------------------------------------------------
     def form(self, node, top=False):
@@ -329,9 +330,11 @@ class FormulaReader:
         return self.call(node, *terms)
 
     def index(self, t, index):
+        self.indexing.add(self.node.op)
         return self.call(self.node, t)
 
     def scatter(self, t, index):
+        self.indexing.add(self.node.op)
         return self.call(self.node, t)
 
 
@@ -548,8 +551,8 @@ MAX_WRITTEN_OUT = 200    # graph nodes: a larger formula is never written out el
 
 def written_out(node):
     """The formula of ``node`` written out element by element when it is small, of a
-    concrete shape, and reads through index and scatter calls (``explicit_small``);
-    else None."""
+    concrete shape, and reads through index and scatter calls (the ops whose matrix form
+    is the reader's ``index`` or ``scatter``; ``explicit_small``); else None."""
     if node is None or not node.shape or not all(
             isinstance(d, int) or sympy.sympify(d).is_Integer for d in node.shape):
         return None
@@ -558,4 +561,6 @@ def written_out(node):
     order = topo_order([node])
     if len(order) > MAX_WRITTEN_OUT:
         return None
-    return deep(lambda: explicit_small(tidy(FormulaReader().form(node))), depth_of(order))
+    reader = FormulaReader()
+    return deep(lambda: explicit_small(tidy(reader.form(node)), reader.indexing),
+                depth_of(order))

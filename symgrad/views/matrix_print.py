@@ -6,6 +6,7 @@ an op without a SymPy class prints by its OpDef's spelling (``OpCall._sympystr``
 import functools
 
 import sympy
+from sympy.core.symbol import Str
 from sympy.matrices.expressions import (
     HadamardProduct, Inverse, MatAdd, MatMul, MatrixExpr, OneMatrix, Transpose)
 from sympy.printing.latex import LatexPrinter
@@ -274,6 +275,21 @@ class MatrixTextPrinter(StrPrinter):
     def _logic_operand(self, a):
         text = self._print(a)
         return f"({text})" if isinstance(a, (sympy.And, sympy.Or)) else text
+
+    def param_text(self, expr, spec):
+        """An op's parameter as code writes it (axis=(-1, 2), not the − of the math)."""
+        if spec == "raw":
+            return self._print(expr)
+        if isinstance(expr, sympy.Tuple):
+            items = [self.param_text(e, "") for e in expr]
+            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+        if isinstance(expr, Str):
+            return "None" if expr.name == "None" else repr(expr.name)
+        if expr is sympy.true or expr is sympy.false:
+            return str(bool(expr))
+        if isinstance(expr, sympy.Number):
+            return str(expr) if not isinstance(expr, sympy.Float) else float_text(expr)
+        return self._print(expr)
 
     def _print_Integer(self, expr):
         return str(expr).replace("-", "−")

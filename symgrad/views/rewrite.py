@@ -563,16 +563,19 @@ def _inverse(f):
 SMALL = 16      # elements: a formula of concrete shape this small may be written out
 
 
-def explicit_small(e):
+def explicit_small(e, indexing):
     """A formula of a concrete shape of at most ``SMALL`` elements that reads through
-    index and scatter calls (a pendulum's energy in the coordinates q[0], q[1], q[2]),
+    index and scatter calls (ops named in ``indexing``) and no other call (a pendulum's
+    energy in the coordinates q[0], q[1], q[2]),
     written out element by element: the vector [9.81 q[2] sin(q[0]), ...] or the matrix
     of its entries, in terms of the inputs' elements q[i]. None when it does not apply."""
     if not isinstance(e, MatrixExpr) or isinstance(e, sympy.MatrixBase):
         return None
     if not _concrete(e.shape) or int(e.shape[0]) * int(e.shape[1]) > SMALL:
         return None
-    if not any(isinstance(t, OpCall) and not t.display for t in sympy.preorder_traversal(e)):
+    calls = {t.op for t in sympy.preorder_traversal(e) if isinstance(t, OpCall)
+             and not t.display}
+    if not calls or not calls <= set(indexing):
         return None
     leaves = e.atoms(sympy.MatrixSymbol)
     if not all(_concrete(m.shape) for m in leaves) or e.has(ArraySymbol):
