@@ -28,7 +28,8 @@ from .algebra import (
     excluding, scaled_ones, add, broadcast, diag, diagonal, elementwise, filled, filled_with, fit, hadamard,
     is_matrix, mat, neg, ones, scalar, symbol, transpose)
 from .forms import Bracket, HadamardPow, OpCall, matrix_shape
-from .rewrite import SMALL, explicit_small, tidy
+from .rewrite import tidy
+from .written import SMALL, explicit_small
 
 _SCALAR_FUNCTIONS = {"det": Determinant, "tr": Trace,
                      "log det": lambda x: sympy.log(Determinant(x))}

@@ -15,8 +15,8 @@ number of distinct subterms) and
   ‖x‖ = 0 (x is 0 there), and a guard repeated inside its own other branch;
 - writes float exponents that are halves as rationals (x^0.5 is √x) and float
   coefficients that are integers as integers (1.0 A is A);
-- writes a small formula of concrete shape that reads through index and scatter calls
-  out element by element (``explicit_small``).
+- (``views.written``) writes a small formula of concrete shape that reads through index
+  and scatter calls out element by element.
 
 Everything here is SymPy algebra on SymPy objects: a rewrite is an equality, and the tests
 evaluate the rewritten formulas against the compiled gradient.
@@ -28,7 +28,6 @@ from sympy.matrices.expressions import (
     ZeroMatrix)
 from sympy.matrices.expressions.applyfunc import ElementwiseApplyFunction
 from sympy.matrices.expressions.diagonal import DiagMatrix
-from sympy.tensor.array.expressions import ArraySymbol
 from sympy.matrices.expressions.hadamard import HadamardPower
 
 from .algebra import add, diag, elementwise, hadamard, mat, transpose
@@ -556,41 +555,3 @@ def _inverse(f):
     if isinstance(f, Transpose):
         return transpose(Inverse(f.arg))
     return Inverse(f)
-
-
-# ----- small explicit matrices ----------------------------------------------------------
-
-SMALL = 16      # elements: a formula of concrete shape this small may be written out
-
-
-def explicit_small(e, indexing):
-    """A formula of a concrete shape of at most ``SMALL`` elements that reads through
-    index and scatter calls (ops named in ``indexing``) and no other call (a pendulum's
-    energy in the coordinates q[0], q[1], q[2]),
-    written out element by element: the vector [9.81 q[2] sin(q[0]), ...] or the matrix
-    of its entries, in terms of the inputs' elements q[i]. None when it does not apply."""
-    if not isinstance(e, MatrixExpr) or isinstance(e, sympy.MatrixBase):
-        return None
-    if not _concrete(e.shape) or int(e.shape[0]) * int(e.shape[1]) > SMALL:
-        return None
-    calls = {t.op for t in sympy.preorder_traversal(e) if isinstance(t, OpCall)
-             and not t.display}
-    if not calls or not calls <= set(indexing):
-        return None
-    leaves = e.atoms(sympy.MatrixSymbol)
-    if not all(_concrete(m.shape) for m in leaves) or e.has(ArraySymbol):
-        return None
-    from .verify import computed
-    try:
-        out = computed(e.xreplace({m: m.as_explicit() for m in leaves}))
-    except Exception:  # noqa: BLE001 - no explicit form: the formula stays as it is
-        return None
-    if not isinstance(out, sympy.MatrixBase) or out.has(OpCall):
-        return None
-    return sympy.ImmutableMatrix(out.rows, out.cols,
-                                 [tidy_scalar(sympy.expand(t) if t.is_Add else t)
-                                  for t in out])
-
-
-def _concrete(shape):
-    return all(sympy.sympify(d).is_Integer for d in shape)
