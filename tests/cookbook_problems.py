@@ -25,8 +25,9 @@ half = sympy.Rational(1, 2)
 
 class TorchOps:
     """The sg ops the problems use, as torch's own functions (the independent reference)."""
-    exp, log, tanh, sigmoid, relu, sqrt = (torch.exp, torch.log, torch.tanh, torch.sigmoid,
-                                           torch.relu, torch.sqrt)
+    exp, log, tanh, sigmoid, relu, sqrt, cos = (torch.exp, torch.log, torch.tanh,
+                                                torch.sigmoid, torch.relu, torch.sqrt,
+                                                torch.cos)
     trace, det, logdet, inv, outer = (torch.trace, torch.linalg.det, torch.logdet,
                                       torch.linalg.inv, torch.outer)
     softplus = staticmethod(F.softplus)
@@ -514,3 +515,55 @@ P("H sum(log(x))", lambda x, o=sg: o.sum(o.log(x)), dict(x=V), "x",
 P("H sum(tanh(Wx+b))", tanh_layer, layer, "x",
   lambda x, W, b: mm(-2, W.T, diag(had(th(ma(mm(W, x), b)),
                                        dtanh(ma(mm(W, x), b), W.shape[0]))), W), **H)
+
+
+# stable forms (softplus, σ, ‖x‖), economics (Cobb-Douglas, CES), a pendulum's energy in
+# indexed coordinates, and forms usually stated for symmetric matrices, here general
+P("sum(log(1+exp(x))) / x", lambda x, o=sg: o.sum(o.log(1 + o.exp(x))), dict(x=V), "x",
+  lambda x: sig(x))
+P("log(1+exp(aᵀx)) / x", lambda x, a, o=sg: o.log(1 + o.exp(a @ x)), lin, "x",
+  lambda x, a: mm(σ(s(mm(a.T, x))), a))
+P("sqrt(xᵀx) / x", lambda x, o=sg: o.sqrt(x @ x), dict(x=V), "x", lambda x: mm(1 / Norm(x), x))
+P("H sum(softplus(x))", lambda x, o=sg: o.sum(o.softplus(x)), dict(x=V), "x",
+  lambda x: diag(dsig(x, x.shape[0])), **H)
+P("H (aᵀx)²", lambda x, a, o=sg: (a @ x) ** 2, lin, "x", lambda x, a: mm(2, a, a.T), **H)
+P("H (xᵀx)²", lambda x, o=sg: (x @ x) ** 2, dict(x=V), "x",
+  lambda x: ma(mm(4, s(mm(x.T, x)), Identity(x.shape[0])), mm(8, x, x.T)), **H)
+P("H sum(exp(Bx))", lambda x, B, o=sg: o.sum(o.exp(B @ x)), dict(x=V, B=M), "x",
+  lambda x, B: mm(B.T, diag(ex(mm(B, x))), B), **H)
+cobb = dict(K=(), L=(), a=())
+cobb_douglas = lambda K, L, a, o=sg: K ** a * L ** (1 - a)  # noqa: E731
+P("Cobb-Douglas / K", cobb_douglas, cobb, "K", lambda K, L, a: a * K ** (a - 1) * L ** (1 - a),
+  dict(K="pos", L="pos", a="pos"))
+P("Cobb-Douglas / a", cobb_douglas, cobb, "a",
+  lambda K, L, a: K ** a * L ** (1 - a) * (sympy.log(K) - sympy.log(L)),
+  dict(K="pos", L="pos", a="pos"))
+ces = lambda K, L, r, o=sg: (K ** r + L ** r) ** (1 / r)  # noqa: E731
+P("CES / K", ces, dict(K=(), L=(), r=()), "K",
+  lambda K, L, r: K ** (r - 1) * (K ** r + L ** r) ** (1 / r - 1), dict(K="pos", L="pos", r="pos"))
+pendulum = (lambda q, o=sg:  # q = (angle, angular velocity, length)
+            0.5 * q[2] ** 2 * q[1] ** 2 - 9.81 * q[2] * o.cos(q[0]))
+g_ = sympy.Float(9.81)
+
+
+def pendulum_grad(q):
+    th, om, ln = q[0, 0], q[1, 0], q[2, 0]
+    return sympy.ImmutableMatrix([g_ * ln * sympy.sin(th), ln ** 2 * om,
+                                  ln * om ** 2 - g_ * sympy.cos(th)])
+
+
+def pendulum_hessian(q):
+    th, om, ln = q[0, 0], q[1, 0], q[2, 0]
+    return sympy.ImmutableMatrix([[g_ * ln * sympy.cos(th), 0, g_ * sympy.sin(th)],
+                                  [0, ln ** 2, 2 * om * ln],
+                                  [g_ * sympy.sin(th), 2 * om * ln, om ** 2]])
+
+
+P("pendulum energy / q", pendulum, dict(q=(3,)), "q", pendulum_grad)
+P("H pendulum energy", pendulum, dict(q=(3,)), "q", pendulum_hessian, **H)
+P("xᵀAᵀAx / x", lambda x, A, o=sg: (A @ x) @ (A @ x), dict(x=V, A=M), "x",
+  lambda x, A: mm(2, A.T, A, x))
+P("tr(AXAᵀ) / X", lambda X, A, o=sg: o.trace(A @ X @ A.T), dict(X=SQ, A=("m", "n")), "X",
+  lambda X, A: mm(A.T, A))
+P("xᵀAy / A", lambda x, A, y, o=sg: x @ A @ y, dict(x=("m",), A=M, y=V), "A",
+  lambda x, A, y: mm(x, y.T))

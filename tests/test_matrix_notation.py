@@ -124,7 +124,7 @@ def test_softmax_jacobian_applied_to_a_vector():
         return sg.dot(sg.softmax(x), v)
     g = sg.grad_fn(f, shapes={"x": ("n",), "v": ("n",)}, wrt=["x"])
     got, _ = formulas(g)
-    assert got["x"] == "softmax(x) ∘ (v − (𝟙ᵀ (v ∘ softmax(x))) 𝟙)"
+    assert got["x"] == "softmax(x) ∘ (v − (vᵀ softmax(x)) 𝟙)"
     sg.check(f, shapes={"x": ("n",), "v": ("n",)}, dims={"n": 5})
 
 

@@ -221,8 +221,8 @@ EXAMPLES = {
     >>> sg.pow(x, y)
     Tensor(x**y, shape=())
     >>> print(sg.grad_fn(lambda x, y: sg.pow(x, y)))
-    df/dx = where(Eq(y, 0), 0, x**(y - 1)*y)
-    df/dy = where(Eq(x, 0) & (y >= 0), 0, x**y*log(x))
+    df/dx = (0 if y == 0 else x**(y - 1)*y)
+    df/dy = (0 if x == 0 and y >= 0 else x**y*log(x))
 """,
     'atan2': """
     >>> import symgrad as sg
@@ -230,11 +230,10 @@ EXAMPLES = {
     >>> sg.atan2(x, y)
     Tensor(atan2(x, y), shape=())
     >>> print(sg.grad_fn(lambda x, y: sg.atan2(x, y)))
-    df/dx = where(Eq(t1, 0), 0, y/t2)
-    df/dy = where(Eq(t1, 0), 0, -x/t2)
+    df/dx = (0 if t1 == 0 else y/t1)
+    df/dy = (0 if t1 == 0 else -x/t1)
       where
         t1 = x**2 + y**2
-        t2 = where(Eq(t1, 0), 1, t1)
 """,
     'hypot': """
     >>> import symgrad as sg
@@ -260,10 +259,10 @@ EXAMPLES = {
     >>> sg.maximum(x, y)
     Tensor(Max(x, y), shape=())
     >>> print(sg.grad_fn(lambda x, y: sg.maximum(x, y)))
-    df/dx = where(x < y, 0, t1)
-    df/dy = where(x > y, 0, t1)
+    df/dx = (0 if x < y else t1)
+    df/dy = (0 if x > y else t1)
       where
-        t1 = where(Eq(x, y), 1/2, 1)
+        t1 = (1/2 if x == y else 1)
 """,
     'minimum': """
     >>> import symgrad as sg
@@ -271,10 +270,10 @@ EXAMPLES = {
     >>> sg.minimum(x, y)
     Tensor(Min(x, y), shape=())
     >>> print(sg.grad_fn(lambda x, y: sg.minimum(x, y)))
-    df/dx = where(x > y, 0, t1)
-    df/dy = where(x < y, 0, t1)
+    df/dx = (0 if x > y else t1)
+    df/dy = (0 if x < y else t1)
       where
-        t1 = where(Eq(x, y), 1/2, 1)
+        t1 = (1/2 if x == y else 1)
 """,
     'eq': """
     >>> import symgrad as sg

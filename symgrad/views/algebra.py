@@ -9,12 +9,12 @@ from sympy.matrices.expressions import (
     HadamardProduct, Identity, Inverse, MatAdd, MatMul, MatrixExpr, MatrixSymbol, OneMatrix,
     Trace, Transpose, ZeroMatrix)
 from sympy.matrices.expressions.applyfunc import ElementwiseApplyFunction
-from sympy.matrices.expressions.diagonal import DiagMatrix
+from sympy.matrices.expressions.diagonal import DiagMatrix, DiagonalOf
 from sympy.matrices.expressions.hadamard import HadamardPower
 from sympy.tensor.array.expressions import ArraySymbol
 
 from ..core.shapes import numel, shapes_equal
-from .forms import Diag, HadamardPow, OpCall, Ones, matrix_shape
+from .forms import Diag, Diagonal, HadamardPow, OpCall, Ones, matrix_shape
 
 
 def is_matrix(e):
@@ -26,10 +26,16 @@ def scalar(e):
     if isinstance(e, MatrixExpr) and e.shape == (1, 1):
         if isinstance(e, sympy.MatrixBase):
             return e[0, 0]
+        if isinstance(e, (Identity, OneMatrix)):
+            return sympy.S.One
+        if isinstance(e, ZeroMatrix):
+            return sympy.S.Zero
         if isinstance(e, MatMul):
             c, fs = e.as_coeff_matrices()
             if c != 1:
                 return c * scalar(mat(*fs)) if fs else c
+            if len(fs) == 2 and isinstance(fs[0], OneMatrix) and isinstance(fs[1], DiagonalOf):
+                return Trace(fs[1].arg)     # 𝟙ᵀ diag(A) is tr(A)
         return Trace(e)
     return e
 
@@ -55,6 +61,7 @@ def mat(*factors):
             coeff *= f
     if coeff == 0:
         return ZeroMatrix(*_product_shape(factors))
+    coeff = exact(coeff)
     out = _contract_diagonals(out)
     if coeff.is_number and coeff.is_negative:
         for k, f in enumerate(out):
@@ -63,6 +70,10 @@ def mat(*factors):
                 out[k] = add(*[neg(a) for a in f.args])
                 coeff = -coeff
                 break
+    coeff = _opposite_pairs(out, coeff)
+    if coeff != 1 and coeff.is_Number and len(out) == 1 and isinstance(out[0], MatAdd) and all(
+            _coeff_and_rest(a)[0] not in (1, -1) for a in out[0].args):
+        return add(*[mat(coeff, a) for a in out[0].args])     # 2 (4 A + 2 B) is 8 A + 4 B
     for k, f in enumerate(out):
         if isinstance(f, MatAdd) and any(isinstance(a, Identity) for a in f.args) \
                 and len(out) > 1:
@@ -76,18 +87,42 @@ def mat(*factors):
     return MatMul(coeff, *out) if coeff != 1 else MatMul(*out)
 
 
+def exact(c):
+    """A float that is an integer as the integer (SymPy's 1.0 is not its 1)."""
+    if isinstance(c, sympy.Float) and float(c).is_integer():
+        return sympy.Integer(int(c))
+    return c
+
+
 def _contract_diagonals(fs):
-    """diag(v) 𝟙 is v and 𝟙ᵀ diag(v) is vᵀ (a diag scaling of the ones vector)."""
+    """diag(v) 𝟙 is v and 𝟙ᵀ diag(v) is vᵀ (a diag scaling of the ones vector); 𝟙ᵀ(a ∘ b)
+    of columns is aᵀb."""
     out = []
     for f in fs:
         prev = out[-1] if out else None
         if isinstance(f, DiagMatrix) and isinstance(prev, DiagMatrix):
-            out[-1] = Diag(hadamard(prev.args[0], f.args[0]))
+            out[-1] = diag(hadamard(prev.args[0], f.args[0]))
             continue
         if isinstance(prev, OneMatrix) and prev.shape[0] == 1 and isinstance(f, HadamardPow) \
                 and f.exp == 2 and f.base.shape[1] == 1:
             out[-1] = transpose(f.base)
             out.append(f.base)
+            continue
+        if isinstance(prev, OneMatrix) and prev.shape[0] == 1 and isinstance(
+                f, HadamardProduct) and f.shape[1] == 1:
+            a, rest = f.args[0], f.args[1:]
+            out[-1] = transpose(a)
+            out.append(rest[0] if len(rest) == 1 else HadamardProduct(*rest))
+            continue
+        if isinstance(prev, OneMatrix) and prev.shape[0] != 1 and prev.shape[1] != 1 \
+                and isinstance(f, DiagMatrix):            # 𝟙𝟙ᵀ diag(v) is 𝟙 vᵀ
+            out[-1] = ones(prev.shape[0], 1)
+            out.append(transpose(f.args[0]))
+            continue
+        if isinstance(f, OneMatrix) and f.shape[0] != 1 and f.shape[1] != 1 \
+                and isinstance(prev, DiagMatrix):         # diag(v) 𝟙𝟙ᵀ is v 𝟙ᵀ
+            out[-1] = prev.args[0]
+            out.append(ones(1, f.shape[1]))
             continue
         if isinstance(f, OneMatrix) and f.shape[1] == 1 and isinstance(prev, DiagMatrix):
             out[-1] = prev.args[0]
@@ -97,6 +132,24 @@ def _contract_diagonals(fs):
             continue
         out.append(f)
     return out
+
+
+def _opposite_pairs(fs, coeff):
+    """A sum factor that is the negative of another (up to a transpose) is written as it,
+    the sign going to the coefficient: (x − μ) (μ − x)ᵀ is −(x − μ) (x − μ)ᵀ. Edits ``fs``
+    in place; returns the coefficient."""
+    cores = [f.arg if isinstance(f, Transpose) else f for f in fs]
+    for k, core in enumerate(cores):
+        if not isinstance(core, MatAdd):
+            continue
+        flipped = MatAdd(*[neg(a) for a in core.args])
+        for j, other in enumerate(cores):
+            if j != k and isinstance(other, MatAdd) and set(flipped.args) == set(other.args):
+                fs[k] = transpose(other) if isinstance(fs[k], Transpose) else other
+                cores[k] = other
+                coeff = -coeff
+                break
+    return coeff
 
 
 def _product_shape(factors):
@@ -115,7 +168,7 @@ def add(*terms):
     kept = [t for t in flat if not isinstance(t, ZeroMatrix)]
     if not kept:
         return ms[0]
-    kept = _collected(kept)
+    kept = _diagonals_joined(_collected(kept))
     if not kept:
         return ZeroMatrix(*ms[0].shape)
     if len(kept) == 2:
@@ -127,8 +180,22 @@ def add(*terms):
     coeffs = [_coeff_and_rest(t)[0] for t in kept]
     c = abs(coeffs[0])
     if c != 1 and c.is_number and all(abs(k) == c for k in coeffs):
-        return mat(c, MatAdd(*[mat(k / c, _coeff_and_rest(t)[1]) for k, t in zip(coeffs, kept)]))
+        return mat(c, MatAdd(*[mat(exact(k / c), _coeff_and_rest(t)[1])
+                               for k, t in zip(coeffs, kept)]))
     return MatAdd(*kept)
+
+
+def _diagonals_joined(terms):
+    """diag(u) − diag(v) is diag(u − v): the diagonal terms of a sum joined into one."""
+    diagonals = [(k, _diagonal_of(t)) for k, t in enumerate(terms)]
+    diagonals = [(k, d) for k, d in diagonals if d is not None]
+    if len(diagonals) < 2:
+        return terms
+    joined = diag(add(*[mat(c, v) for _, (c, v) in diagonals]))
+    first = diagonals[0][0]
+    skip = {k for k, _ in diagonals}
+    return [joined if k == first else t for k, t in enumerate(terms)
+            if k == first or k not in skip]
 
 
 def _coeff_and_rest(t):
@@ -155,15 +222,19 @@ def _collected(terms):
 
 
 def _common_right_factor(a, b):
-    """A x + B x as (A + B) x (and c A x + c B x as c (A + B) x)."""
+    """A x + B x as (A + B) x (and c A x + c B x as c (A + B) x), X A + X B as X (A + B)."""
     if not (isinstance(a, MatMul) and isinstance(b, MatMul)):
         return None
     ca, fa = a.as_coeff_matrices()
     cb, fb = b.as_coeff_matrices()
-    if len(fa) < 2 or len(fb) < 2 or fa[-1] != fb[-1]:
+    if len(fa) < 2 or len(fb) < 2:
         return None
-    left_a, left_b = mat(ca, *fa[:-1]), mat(cb, *fb[:-1])
-    return mat(add(left_a, left_b), fa[-1])
+    if fa[-1] == fb[-1]:
+        left_a, left_b = mat(ca, *fa[:-1]), mat(cb, *fb[:-1])
+        return mat(add(left_a, left_b), fa[-1])
+    if fa[0] == fb[0]:              # X A + X B as X (A + B)
+        return mat(fa[0], add(mat(ca, *fa[1:]), mat(cb, *fb[1:])))
+    return None
 
 
 def _symmetric(t):
@@ -171,7 +242,8 @@ def _symmetric(t):
     if isinstance(t, (Identity, DiagMatrix)):
         return True
     if isinstance(t, MatAdd):
-        return set(t.args) == {transpose(a) for a in t.args}
+        return all(_symmetric(a) for a in t.args) or \
+            set(t.args) == {transpose(a) for a in t.args}
     if isinstance(t, MatMul):
         c, fs = t.as_coeff_matrices()
         return list(fs) == [transpose(f) for f in reversed(fs)]
@@ -187,6 +259,36 @@ def scaled_ones(t):
         if len(fs) == 1 and isinstance(fs[0], OneMatrix):
             return c
     return None
+
+
+def diagonal(t):
+    """The diagonal of a square matrix as a column: of diag(v) it is v, of I it is 𝟙, of
+    u vᵀ it is u ∘ v (of 𝟙 vᵀ, v), and it goes through sums and transposes."""
+    if isinstance(t, DiagMatrix):
+        return t.args[0]
+    if isinstance(t, Identity):
+        return ones(t.shape[0], 1)
+    if isinstance(t, ZeroMatrix):
+        return ZeroMatrix(t.shape[0], 1)
+    if isinstance(t, Transpose):
+        return diagonal(t.arg)
+    if isinstance(t, MatAdd):
+        return add(*[diagonal(a) for a in t.args])
+    if isinstance(t, MatMul):
+        c, fs = t.as_coeff_matrices()
+        if len(fs) == 1:
+            return mat(c, diagonal(fs[0]))
+        if len(fs) == 2 and fs[0].shape[1] == 1:
+            return mat(c, hadamard(fs[0], transpose(fs[1])))
+    return Diagonal(t)
+
+
+def diag(v):
+    """diag(v) of a column v; diag(c 𝟙) is c I."""
+    c = scaled_ones(v)
+    if c is not None:
+        return mat(c, Identity(v.shape[0]))
+    return Diag(v)
 
 
 def hadamard(a, b):
@@ -206,14 +308,40 @@ def hadamard(a, b):
     base_b, exp_b = _power_of(b)
     if base_a == base_b:
         return HadamardPow(base_a, exp_a + exp_b) if exp_a + exp_b != 1 else base_a
+    for p, q in ((a, b), (b, a)):       # (u 𝟙ᵀ) ∘ (𝟙 vᵀ) is the outer product u vᵀ
+        cu, u = _column_broadcast(p)
+        cv, v = _row_broadcast(q)
+        if u is not None and v is not None:
+            return mat(cu * cv, u, v)
     for p, q in ((a, b), (b, a)):
         d = _diagonal_of(p)
         if d is not None:
             c, v = d
             w = _broadcast_vector(q)
             if w is not None:
-                return mat(c, Diag(hadamard(v, w)))
-    return HadamardProduct(a, b)
+                return mat(c, diag(hadamard(v, w)))
+    parts = [f for t in (a, b) for f in (t.args if isinstance(t, HadamardProduct) else (t,))]
+    return HadamardProduct(*sorted(parts, key=lambda f: isinstance(f, MatAdd)))
+
+
+def _column_broadcast(t):
+    """(c, u) for c u 𝟙ᵀ (a column repeated along the rows), else (None, None)."""
+    if isinstance(t, MatMul):
+        c, fs = t.as_coeff_matrices()
+        if len(fs) == 2 and isinstance(fs[1], OneMatrix) and fs[1].shape[0] == 1 \
+                and fs[0].shape[1] == 1:
+            return c, fs[0]
+    return None, None
+
+
+def _row_broadcast(t):
+    """(c, vᵀ) for c 𝟙 vᵀ (a row repeated down the columns), else (None, None)."""
+    if isinstance(t, MatMul):
+        c, fs = t.as_coeff_matrices()
+        if len(fs) == 2 and isinstance(fs[0], OneMatrix) and fs[0].shape[1] == 1 \
+                and fs[1].shape[0] == 1:
+            return c, fs[1]
+    return None, None
 
 
 def _power_of(t):
@@ -266,13 +394,26 @@ def transpose(t):
     if isinstance(t, MatMul):
         c, fs = t.as_coeff_matrices()
         return mat(c, *[transpose(f) for f in reversed(fs)])
-    if isinstance(t, MatAdd) and all(isinstance(a, (Transpose, MatrixSymbol))
-                                     or _symmetric(a) or scaled_ones(a) is not None
-                                     for a in t.args):
-        return MatAdd(*[transpose(a) for a in t.args])
+    if isinstance(t, MatAdd):
+        if _symmetric(t):
+            return t
+        terms = [transpose(a) for a in t.args]
+        if all(isinstance(a, (Transpose, MatrixSymbol)) or _symmetric(a)
+               or scaled_ones(a) is not None for a in t.args) or any(
+                isinstance(a, Transpose) for a in t.args) and all(
+                _plain_transpose(a, u) for a, u in zip(t.args, terms)):
+            return MatAdd(*terms)
     if t.shape[0] == 1 and t.shape[1] == 1:
         return t
     return Transpose(t)
+
+
+def _plain_transpose(a, u):
+    """Whether ``u``, the transpose of ``a``, reads as plainly as ``a``: it is no
+    transpose of a compound (Aᵀ, S⁻ᵀ and B Aᵀ are plain; (A B + C)ᵀ is not)."""
+    if not isinstance(u, Transpose):
+        return True
+    return isinstance(u.arg, (MatrixSymbol, Inverse, OneMatrix)) or isinstance(a, Transpose)
 
 
 def ones(rows, cols):

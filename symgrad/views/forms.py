@@ -22,10 +22,16 @@ from sympy.core.symbol import Str
 from sympy.utilities.exceptions import SymPyDeprecationWarning
 from sympy.matrices.expressions import HadamardPower, MatrixExpr, MatrixSymbol, OneMatrix
 from sympy.tensor.array.expressions import ArraySymbol
-from sympy.matrices.expressions.diagonal import DiagMatrix
+from sympy.matrices.expressions.diagonal import DiagMatrix, DiagonalOf
 
 from ..core.opdef import OPS, OpBase, Operand, Param, decode, encode
 from ..core.ops.elements import ElementContext
+
+
+def float_text(value):
+    """A float as a person writes it: 0.01, not the 0.010000000000000002 of its rounding
+    (the shortest of 15 significant digits, which is what a float64 holds reliably)."""
+    return repr(float(f"{float(value):.15g}"))
 
 
 def matrix_shape(shape):
@@ -196,7 +202,13 @@ def _explicit_ok(o):
         return _concrete(o.shape) and not o.has(MatrixSymbol, ArraySymbol, OpCall)
     if isinstance(o, (ArrayOpCall, ArraySymbol)):
         return False
-    return not o.has(MatrixExpr, OpCall) if isinstance(o, sympy.Basic) else True
+    if not isinstance(o, sympy.Basic):
+        return True
+    from sympy.matrices.expressions.matexpr import MatrixElement
+    elements = o.atoms(MatrixElement)       # q[0] of an input q: a scalar like any other
+    if elements:
+        o = o.xreplace({t: sympy.Dummy() for t in elements})
+    return not o.has(MatrixExpr, OpCall)
 
 
 def _as_array(o, shape):
@@ -373,6 +385,27 @@ class Diag(DiagMatrix):
         if isinstance(v, sympy.MatrixBase):
             return sympy.ImmutableMatrix(sympy.diag(*list(v)))
         return Diag(v)
+
+
+class Diagonal(DiagonalOf):
+    """The diagonal of a square matrix as a column (SymPy's ``DiagonalOf``), computed by
+    ``doit()`` when the matrix is explicit."""
+
+    @property
+    def shape(self):
+        return (self.arg.shape[0], sympy.S.One)
+
+    def doit(self, **hints):
+        a = self.arg.doit(**hints) if hints.get("deep", True) else self.arg
+        if isinstance(a, MatrixExpr) and not isinstance(a, sympy.MatrixBase) \
+                and _concrete(a.shape) and not a.free_symbols - set(a.shape):
+            a = a.as_explicit()
+        if isinstance(a, sympy.MatrixBase):
+            return sympy.ImmutableMatrix([a[i, i] for i in range(a.rows)])
+        return Diagonal(a)
+
+    def _entry(self, i, j, **kwargs):
+        return self.arg._entry(i, i, **kwargs)
 
 
 class Bracket(MatrixExpr):

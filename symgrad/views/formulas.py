@@ -16,15 +16,20 @@ an op without one reads elementwise (a pointwise op of one operand) or as an OpC
 """
 import sympy
 from sympy import Piecewise
-from sympy.matrices.expressions import Determinant, Identity, Inverse, Trace
+from sympy.matrices.expressions import (
+    Determinant, Identity, Inverse, MatrixSymbol, Trace, Transpose)
+from sympy.tensor.array.expressions import ArraySymbol
 
-from ..core.graph import topo_order
+from ..core.deep import deep
+from ..core.graph import depth_of, topo_order
 from ..core.opdef import OPS
 from ..core.shapes import numel, shapes_equal
 from .algebra import (
-    excluding, scaled_ones, add, broadcast, elementwise, filled, filled_with, fit, hadamard,
+    excluding, scaled_ones, add, broadcast, diag, diagonal, elementwise, filled, filled_with, fit, hadamard,
     is_matrix, mat, neg, ones, scalar, symbol, transpose)
-from .forms import Bracket, Diag, HadamardPow, OpCall, matrix_shape
+from .forms import Bracket, HadamardPow, OpCall, matrix_shape
+from .rewrite import tidy
+from .written import SMALL, explicit_small
 
 _SCALAR_FUNCTIONS = {"det": Determinant, "tr": Trace,
                      "log det": lambda x: sympy.log(Determinant(x))}
@@ -39,6 +44,7 @@ class FormulaReader:
         self.names = names or {}
         self.memo = {}
         self.node = None
+        self.indexing = set()     # the ops read as index or scatter calls
 
     # ----- reading ---------------------------------------------------------------------------
     def form(self, node, top=False):
@@ -62,6 +68,12 @@ class FormulaReader:
         return self.memo[key]
 
     term = form
+
+    def reading(self, node, operands):
+        """``node`` read over ``operands``, the forms its caller gives its inputs (the
+        text view names its own subterms)."""
+        self.memo.update({id(i): e for i, e in zip(node.inputs, operands)})
+        return self._read(node)
 
     def _read(self, node):
         if node.is_symbol:
@@ -170,9 +182,9 @@ class FormulaReader:
             return None
         if len(v.shape) == 1 or v.shape[0] == 1:
             d = self.form(v) if len(v.shape) == 1 else transpose(self.form(v))
-            return mat(self.form(m), Diag(d))
+            return mat(self.form(m), diag(d))
         if len(v.shape) == 2 and v.shape[1] == 1:
-            return mat(Diag(self.form(v)), self.form(m))
+            return mat(diag(self.form(v)), self.form(m))
         return None
 
     def power(self, node, base, exponent):
@@ -206,7 +218,7 @@ class FormulaReader:
         core = [d for d in shape if d != 1]
         if len(core_s) != len(core) or not all(shapes_equal((u,), (v,))
                                                 for u, v in zip(core_s, core)):
-            return self.call(node, t)
+            return self._reshape_of_reshape(node, t)
         if not core:
             if not shape:
                 return scalar(t)
@@ -216,6 +228,18 @@ class FormulaReader:
         row_in = len(s) == 2 and s[0] == 1 and s[1] != 1
         row_out = len(shape) == 2 and shape[0] == 1 and shape[1] != 1
         return transpose(t) if row_in != row_out else t
+
+    def _reshape_of_reshape(self, node, t):
+        """A reshape of a reshape (through the transpose of a vector, which keeps the
+        elements' order) is one reshape of the first operand, or that operand itself when
+        the shapes agree: an einsum's reshape(reshape(B, (m n, 1))ᵀ, (m, n)) is B."""
+        inner = t.arg if isinstance(t, Transpose) and 1 in t.shape else t
+        if not (isinstance(inner, OpCall) and inner.op == node.op):
+            return self.call(node, t)
+        base, base_shape = inner.operands[0], inner.operand_shapes[0]
+        if shapes_equal(base_shape, node.shape):
+            return base
+        return OpCall.of(node.op, [base], node.attrs, [base_shape], node.shape)
 
     def sum(self, node, t):
         """A sum over axes as products with 𝟙: 𝟙ᵀ x, X 𝟙, 𝟙ᵀ X 𝟙."""
@@ -252,12 +276,19 @@ class FormulaReader:
         cond, yes, no = node.inputs
         if no.is_const and no.attrs["value"] == 0 and shapes_equal(cond.shape, node.shape):
             return hadamard(Bracket(c), self.lift(yes, node.shape))
+        guard = scalar(c) if not cond.shape else None
+        if isinstance(guard, (sympy.logic.boolalg.Boolean, sympy.core.relational.Relational)):
+            # one condition for the whole array: {1 if c; 0} a + {0 if c; 1} b
+            return add(mat(Piecewise((1, guard), (0, True)), self.lift(yes, node.shape)),
+                       mat(Piecewise((0, guard), (1, True)), self.lift(no, node.shape)))
         return self.call(node, c, a, b)
 
     def diag(self, t):
         node = self.node
         if len(node.inputs[0].shape) == 1 and len(node.shape) == 2:
-            return Diag(t)
+            return diag(t)
+        if len(node.inputs[0].shape) == 2 and len(node.shape) == 1 and is_matrix(t):
+            return diagonal(t)
         return self.call(node, t)
 
     def diag_matrix(self, node, t):
@@ -270,7 +301,7 @@ class FormulaReader:
             return mat(v.attrs["value"], Identity(node.shape[0]))
         if v.op == "broadcast_to" and not v.inputs[0].shape:
             return mat(scalar(self.form(v.inputs[0])), Identity(node.shape[0]))
-        return Diag(t)
+        return diag(t)
 
     def norm(self, t):
         if not is_matrix(t):
@@ -300,9 +331,11 @@ class FormulaReader:
         return self.call(node, *terms)
 
     def index(self, t, index):
+        self.indexing.add(self.node.op)
         return self.call(self.node, t)
 
     def scatter(self, t, index):
+        self.indexing.add(self.node.op)
         return self.call(self.node, t)
 
 
@@ -323,8 +356,7 @@ def captured(node):
 
 
 def constant_name(node):
-    from .text import format_expr
-    return format_expr(node.expr)
+    return node.expr.name
 
 
 def constants(nodes):
@@ -366,9 +398,16 @@ def _shorter_form(node):
 
 
 def formulas(nodes, names=None):
-    """The formulas of ``nodes`` (None for a known zero stays None)."""
+    """The formulas of ``nodes`` in their print form (``views.rewrite``); None for a known
+    zero stays None."""
     reader = FormulaReader(names)
-    return [reader.form(n) if n is not None else None for n in nodes]
+    order = topo_order([n for n in nodes if n is not None])
+    forms = deep(lambda: [tidy(reader.form(n)) if n is not None else None for n in nodes],
+                 depth_of(order))
+    if names:
+        return forms
+    written = [written_out(n) for n in nodes]
+    return [w if w is not None else f for f, w in zip(forms, written)]
 
 
 # ----- naming shared subterms ------------------------------------------------------------
@@ -425,8 +464,104 @@ def render(outputs, style="text", reserved=()):
         dropped = {id(n) for n in short}
         named = [n for n in named if id(n) not in dropped]
         names = dict(zip([id(n) for n in named], _fresh_names(len(named), reserved)))
+    written = {k: w for k, w in enumerate(written_out(o) for o in outputs) if w is not None}
+    if written:     # names only the other outputs use
+        needed = {id(n) for n in topo_order([o for k, o in enumerate(outputs)
+                                             if o is not None and k not in written])}
+        named = [n for n in named if id(n) in needed]
+        names = dict(zip([id(n) for n in named], _fresh_names(len(named), reserved)))
     reader = FormulaReader(names)
-    out = [show(reader.form(o)) if o is not None else "0" for o in outputs]
-    defs = [(show(symbol(names[id(n)], n.shape)), show(reader.form(n, top=True)))
-            for n in named]
-    return out, defs
+    defs = {}
+    for n in named:
+        scalars = {s: e for s, e in defs.items() if not is_matrix(s)}
+        defs[symbol(names[id(n)], n.shape)] = tidy(reader.form(n, top=True), scalars)
+    scalars = {s: e for s, e in defs.items() if not is_matrix(s)}
+    outs = [written[k] if k in written else tidy(reader.form(o), scalars)
+            if o is not None else None for k, o in enumerate(outputs)]
+    outs, defs = _named_in_use(outs, defs, reserved)
+    return ([show(o) if o is not None else "0" for o in outs],
+            [(show(s), show(e)) for s, e in defs.items()])
+
+
+def _named_in_use(outs, defs, reserved):
+    """The outputs and the definitions they still use (a print form may have read
+    through a name), with a name used once whose definition is short written in place
+    (then tidied there: t₁ᵀ of a symmetric t₁ is t₁'s form); renumbered t₁, t₂, ..."""
+    from .matrix_print import matrix_text
+    defs = dict(defs)
+    while True:
+        uses = {s: 0 for s in defs}
+        for e in [o for o in outs if o is not None] + list(defs.values()):
+            for s, k in _occurrences(e, uses).items():
+                uses[s] += k
+        once = [s for s in defs if uses[s] == 1 and len(matrix_text(defs[s])) <= INLINE]
+        if not once:
+            break
+        s = once[0]
+        value = defs.pop(s)
+        outs = [tidy(o.xreplace({s: value})) if o is not None and o.has(s) else o
+                for o in outs]
+        defs = {t: tidy(e.xreplace({s: value})) if e.has(s) else e for t, e in defs.items()}
+    live, stack = set(), [s for o in outs if o is not None for s in _names_in(o, defs)]
+    while stack:
+        s = stack.pop()
+        if s not in live:
+            live.add(s)
+            stack.extend(_names_in(defs[s], defs))
+    kept = [s for s in defs if s in live]
+    fresh = {s: _renamed(s, name) for s, name in zip(kept, _fresh_names(len(kept), reserved))}
+    if all(fresh[s] == s for s in kept) and len(kept) == len(defs):
+        return outs, defs
+    return ([o.xreplace(fresh) if o is not None else None for o in outs],
+            {fresh[s]: defs[s].xreplace(fresh) for s in kept})
+
+
+INLINE = 40     # characters: a subterm used once and this short is written in place
+
+
+def _occurrences(e, names, memo=None):
+    """{name: how many times ``e`` shows it} (counted as printed, through a memo)."""
+    memo = {} if memo is None else memo
+    if e in names:
+        return {e: 1}
+    if e in memo:
+        return memo[e]
+    out = {}
+    for a in getattr(e, "args", ()):
+        if isinstance(a, sympy.Basic):
+            for s, k in _occurrences(a, names, memo).items():
+                out[s] = out.get(s, 0) + k
+    memo[e] = out
+    return out
+
+
+def _names_in(e, names):
+    return [a for a in e.atoms(sympy.Symbol, MatrixSymbol, ArraySymbol) if a in names]
+
+
+def _renamed(s, name):
+    if isinstance(s, MatrixSymbol):
+        return MatrixSymbol(name, *s.shape)
+    if isinstance(s, ArraySymbol):
+        return ArraySymbol(name, s.shape)
+    return sympy.Symbol(name, real=True)
+
+
+MAX_WRITTEN_OUT = 200    # graph nodes: a larger formula is never written out element-wise
+
+
+def written_out(node):
+    """The formula of ``node`` written out element by element when it is small, of a
+    concrete shape, and reads through index and scatter calls (the ops whose matrix form
+    is the reader's ``index`` or ``scatter``; ``explicit_small``); else None."""
+    if node is None or not node.shape or not all(
+            isinstance(d, int) or sympy.sympify(d).is_Integer for d in node.shape):
+        return None
+    if len(node.shape) > 2 or numel(node.shape) > SMALL:
+        return None
+    order = topo_order([node])
+    if len(order) > MAX_WRITTEN_OUT:
+        return None
+    reader = FormulaReader()
+    return deep(lambda: explicit_small(tidy(reader.form(node)), reader.indexing),
+                depth_of(order))

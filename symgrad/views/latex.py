@@ -3,8 +3,10 @@ names whole; symgrad's op classes print themselves from their OpDef's LaTeX spel
 (``OpBase._latex``)."""
 import re
 
-from sympy import Symbol
+from sympy import Symbol, true
 from sympy.printing.latex import LatexPrinter, greek_letters_set
+
+from .forms import float_text
 
 _INTERMEDIATE = re.compile(r"t(\d+)")
 _GREEK = greek_letters_set | {g.capitalize() for g in greek_letters_set} | {"lamda", "Lamda"}
@@ -32,10 +34,22 @@ class FormulaLatexPrinter(LatexPrinter):
     """SymPy's LaTeX printer, with floats as Python prints them and names kept whole."""
 
     def _print_Float(self, expr):
-        return repr(float(expr))
+        return float_text(expr)
 
     def _print_Symbol(self, expr, style="plain"):
         return latex_name(expr.name)
+
+    def _print_Piecewise(self, expr):
+        """{1 if c; 0} as the Iverson bracket [c] (relu's slope [x > 0])."""
+        if len(expr.args) == 2 and expr.args[0].expr == 1 and expr.args[1].expr == 0 \
+                and expr.args[1].cond is true:
+            return rf"\left[{self._print(expr.args[0].cond)}\right]"
+        return super()._print_Piecewise(expr)
+
+    def _print_Heaviside(self, expr, exp=None):
+        if len(expr.args) == 2 and expr.args[1] == 0:
+            return rf"\left[{self._print(expr.args[0])} > 0\right]"
+        return super()._print_Heaviside(expr, exp)
 
 
 _latex_printer = FormulaLatexPrinter()

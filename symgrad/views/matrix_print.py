@@ -6,12 +6,14 @@ an op without a SymPy class prints by its OpDef's spelling (``OpCall._sympystr``
 import functools
 
 import sympy
+from sympy.core.symbol import Str
 from sympy.matrices.expressions import (
     HadamardProduct, Inverse, MatAdd, MatMul, MatrixExpr, OneMatrix, Transpose)
 from sympy.printing.latex import LatexPrinter
 from sympy.printing.precedence import PRECEDENCE
 from sympy.printing.str import StrPrinter
 
+from .forms import float_text
 from .latex import latex_name
 
 _SUPER = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
@@ -33,16 +35,21 @@ def _heaviside_argument(body, d):
     return None
 
 
-def _float_text(value):
-    """A float as a person writes it: 0.01, not the 0.010000000000000002 of its rounding."""
-    return repr(float(f"{float(value):.15g}"))
-
-
 class MatrixTextPrinter(StrPrinter):
     """Matrix notation as Unicode text."""
 
+    def _print(self, expr, **kwargs):
+        """An op's scalar function by the name its matrix form gives it (σ(aᵀx), as the
+        elementwise σ(X w)), before its own text spelling (sigmoid(...))."""
+        opdef = getattr(expr, "opdef", None)
+        if opdef is not None and isinstance(expr, sympy.Function) and opdef.pointwise:
+            name = _function_name(expr)
+            if name != opdef.name:
+                return f"{name}({', '.join(self._print(o) for o in expr.operands)})"
+        return super()._print(expr, **kwargs)
+
     def _print_Float(self, expr):
-        return _float_text(expr)
+        return float_text(expr).replace("-", "−")
 
     def _print_Symbol(self, expr):
         return _name(expr.name)
@@ -77,6 +84,13 @@ class MatrixTextPrinter(StrPrinter):
                                for r in rows) + "]"
 
     _print_ImmutableDenseMatrix = _print_MatrixBase
+
+    def _print_MatrixElement(self, expr):
+        """q[0] of a vector q (a column), A[0, 1] of a matrix."""
+        parent = self.parenthesize(expr.parent, _POW, strict=True)
+        if expr.parent.shape[1] == 1:
+            return f"{parent}[{self._print(expr.i)}]"
+        return f"{parent}[{self._print(expr.i)}, {self._print(expr.j)}]"
 
     def _print_Transpose(self, expr):
         arg = expr.arg
@@ -196,7 +210,8 @@ class MatrixTextPrinter(StrPrinter):
             c, sign = -c, "−"
         num, den = [], []
         for f in sympy.Mul.make_args(rest):
-            if isinstance(f, sympy.Pow) and f.exp.is_negative and f.exp.is_Number:
+            if isinstance(f, sympy.Pow) and (f.exp.is_Number or f.exp.is_Mul) and \
+                    f.exp.as_coeff_Mul()[0].is_negative:
                 den.append(f.base if f.exp == -1 else f.base ** -f.exp)
             else:
                 num.append(f)
@@ -225,12 +240,25 @@ class MatrixTextPrinter(StrPrinter):
         base = self._base(expr.base)
         if expr.exp.is_Integer:
             return base + str(expr.exp).translate(_SUPER)
+        if isinstance(expr.exp, sympy.Symbol):
+            return f"{base}^{self._print(expr.exp)}"
         return f"{base}^({self._print(expr.exp)})"
 
     def _print_Add(self, expr, order=None):
-        text = super()._print_Add(expr, order)
-        return text.replace(" - ", " − ").replace("-", "−", 1) if text.startswith("-") \
-            else text.replace(" - ", " − ")
+        """Terms joined by + and − (a term printed with a leading minus, SymPy's - or our
+        −, is subtracted)."""
+        texts = [(self._print(t), t) for t in self._as_ordered_terms(expr, order=order)]
+        texts.sort(key=lambda p: p[0].startswith(("-", "−")))    # b − a, not −a + b
+        out = []
+        for text, term in texts:
+            negative = text.startswith(("-", "−"))
+            if negative:
+                text = text[1:]
+            if isinstance(term, sympy.Add):
+                text = f"({text})"
+            out.append((" − " if negative else " + ") + text if out else
+                       ("−" if negative else "") + text)
+        return "".join(out)
 
     def _print_Relational(self, expr):
         signs = {"==": "=", "!=": "≠", "<=": "≤", ">=": "≥", "<": "<", ">": ">"}
@@ -238,7 +266,40 @@ class MatrixTextPrinter(StrPrinter):
                 f"{signs.get(expr.rel_op, expr.rel_op)} "
                 f"{self.parenthesize(expr.rhs, PRECEDENCE['Add'])}")
 
+    def _print_And(self, expr):
+        return " & ".join(self._logic_operand(a) for a in expr.args)
+
+    def _print_Or(self, expr):
+        return " | ".join(self._logic_operand(a) for a in expr.args)
+
+    def _logic_operand(self, a):
+        text = self._print(a)
+        return f"({text})" if isinstance(a, (sympy.And, sympy.Or)) else text
+
+    def param_text(self, expr, spec):
+        """An op's parameter as code writes it (axis=(-1, 2), not the − of the math)."""
+        if spec == "raw":
+            return self._print(expr)
+        if isinstance(expr, sympy.Tuple):
+            items = [self.param_text(e, "") for e in expr]
+            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+        if isinstance(expr, Str):
+            return "None" if expr.name == "None" else repr(expr.name)
+        if expr is sympy.true or expr is sympy.false:
+            return str(bool(expr))
+        if isinstance(expr, sympy.Number):
+            return str(expr) if not isinstance(expr, sympy.Float) else float_text(expr)
+        return self._print(expr)
+
+    def _print_Integer(self, expr):
+        return str(expr).replace("-", "−")
+
+    def _print_Rational(self, expr):
+        return str(expr).replace("-", "−")
+
     def _print_Piecewise(self, expr):
+        if _iverson(expr):
+            return f"[{self._print(expr.args[0].cond)}]"
         pieces = [f"{self._print(e)} if {self._print(c)}" for e, c in expr.args[:-1]]
         last = expr.args[-1]
         pieces.append(self._print(last[0]) if last[1] == sympy.true
@@ -247,6 +308,12 @@ class MatrixTextPrinter(StrPrinter):
 
     def _print_Heaviside(self, expr):
         return f"[{self._print(expr.args[0])} > 0]"
+
+
+def _iverson(p):
+    """Whether a Piecewise is {1 if c; 0}: the Iverson bracket [c]."""
+    return len(p.args) == 2 and p.args[0].expr == 1 and p.args[1].expr == 0 \
+        and p.args[1].cond == sympy.true
 
 
 def _is_atomic(e):
@@ -300,7 +367,7 @@ class MatrixLatexPrinter(LatexPrinter):
     \\mathbf{1} and 1×1 products as the scalars they are."""
 
     def _print_Float(self, expr):
-        return _float_text(expr)
+        return float_text(expr)
 
     def _print_Symbol(self, expr, style="plain"):
         return latex_name(expr.name)
@@ -370,6 +437,18 @@ class MatrixLatexPrinter(LatexPrinter):
         if isinstance(expr.arg, Transpose):
             return self.parenthesize(expr.arg.arg, _POW, strict=True) + "^{-T}"
         return self.parenthesize(expr.arg, _POW, strict=True) + "^{-1}"
+
+    def _print_Piecewise(self, expr):
+        if _iverson(expr):
+            return rf"\left[{self._print(expr.args[0].cond)}\right]"
+        return super()._print_Piecewise(expr)
+
+    def _print_MatrixElement(self, expr):
+        """q_{0} of a vector q (a column), A_{0, 1} of a matrix."""
+        parent = self.parenthesize(expr.parent, _POW, strict=True)
+        if expr.parent.shape[1] == 1:
+            return f"{parent}_{{{self._print(expr.i)}}}"
+        return f"{parent}_{{{self._print(expr.i)}, {self._print(expr.j)}}}"
 
     def _print_DiagMatrix(self, expr):
         return rf"\operatorname{{diag}}\left({self._print(expr.args[0])}\right)"

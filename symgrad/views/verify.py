@@ -82,6 +82,8 @@ def _float(e):
     except TypeError:
         if value.has(sympy.nan):
             return numpy.nan
+        if value.is_number and value.is_real is False:
+            return numpy.nan    # a negative base to a fractional power: NumPy's nan
         raise
 
 
