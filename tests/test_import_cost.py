@@ -10,9 +10,9 @@ HEAVY = ("torch", "jax", "numba", "cffi")
 
 PROBE = """
 import sys, time
-cpu = time.process_time()
+cpu = time.thread_time()
 import symgrad
-cpu = time.process_time() - cpu
+cpu = time.thread_time() - cpu
 print(cpu)
 print(",".join(m for m in {heavy!r} if m in sys.modules))
 """
@@ -28,13 +28,18 @@ def fresh_import():
 
 
 def test_import_symgrad_loads_no_torch_and_takes_under_half_a_second():
-    runs = [fresh_import() for _ in range(5)]
+    # an installed package has its bytecode compiled (pip does it); a checkout run with
+    # PYTHONDONTWRITEBYTECODE would otherwise recompile every module on each import
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "symgrad")],
+                   check=True, capture_output=True, timeout=300)
+    runs = [fresh_import() for _ in range(7)]
     for _, loaded in runs:
         assert loaded == [], f"import symgrad imported {loaded}"
-    # CPU time, not wall time: the median of five fresh processes, so that other
-    # processes on a shared machine do not decide the result
+    # the importing thread's CPU time, not wall time (other processes on a shared machine)
+    # nor the process's (NumPy's BLAS threads spin up at import): the median of seven
+    # fresh processes. NumPy and SymPy take about 0.4 s of it here.
     median = statistics.median(cpu for cpu, _ in runs)
-    assert median < 0.5, f"import symgrad took {median:.3f} s of CPU (median of 5)"
+    assert median < 0.5, f"import symgrad took {median:.3f} s of CPU (median of 7)"
 
 
 def test_rules_load_on_first_use():

@@ -12,10 +12,6 @@ import re
 import threading
 
 import sympy
-# SymPy imports sympy.tensor (and with it sympy.combinatorics) on the first Add it builds,
-# ~16 ms; the first statement template would otherwise pay it inside the first gradient
-# function a program derives (it was most of that function's ~20 ms).
-import sympy.tensor.tensor  # noqa: F401
 
 from .graph import topo_order
 from .opdef import OPS

@@ -11,7 +11,7 @@ from sympy.matrices.expressions import (
 from sympy.matrices.expressions.applyfunc import ElementwiseApplyFunction
 from sympy.matrices.expressions.diagonal import DiagMatrix, DiagonalOf
 from sympy.matrices.expressions.hadamard import HadamardPower
-from sympy.tensor.array.expressions import ArraySymbol
+from .arrays import array_symbol
 
 from ..core.shapes import numel, shapes_equal
 from .forms import Diag, Diagonal, HadamardPow, OpCall, Ones, matrix_shape
@@ -454,7 +454,7 @@ def symbol(name, shape, expr=None):
         return expr if expr is not None else sympy.Symbol(name, real=True)
     if len(shape) <= 2:
         return MatrixSymbol(name, *matrix_shape(shape))
-    return ArraySymbol(name, tuple(sympy.sympify(d) for d in shape))
+    return array_symbol()(name, tuple(sympy.sympify(d) for d in shape))
 
 
 def filled(value, shape):

@@ -21,7 +21,7 @@ from sympy.printing.precedence import precedence
 from sympy.core.symbol import Str
 from sympy.utilities.exceptions import SymPyDeprecationWarning
 from sympy.matrices.expressions import HadamardPower, MatrixExpr, MatrixSymbol, OneMatrix
-from sympy.tensor.array.expressions import ArraySymbol
+from .arrays import array_symbol
 from sympy.matrices.expressions.diagonal import DiagMatrix, DiagonalOf
 
 from ..core.opdef import OPS, OpBase, Operand, Param, decode, encode
@@ -199,8 +199,8 @@ def _explicit_ok(o):
     if isinstance(o, (sympy.MatrixBase, sympy.NDimArray)):
         return True
     if isinstance(o, MatrixExpr):
-        return _concrete(o.shape) and not o.has(MatrixSymbol, ArraySymbol, OpCall)
-    if isinstance(o, (ArrayOpCall, ArraySymbol)):
+        return _concrete(o.shape) and not o.has(MatrixSymbol, array_symbol(), OpCall)
+    if isinstance(o, (ArrayOpCall, array_symbol())):
         return False
     if not isinstance(o, sympy.Basic):
         return True

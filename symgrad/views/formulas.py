@@ -18,7 +18,7 @@ import sympy
 from sympy import Piecewise
 from sympy.matrices.expressions import (
     Determinant, Identity, Inverse, MatrixSymbol, Trace, Transpose)
-from sympy.tensor.array.expressions import ArraySymbol
+from .arrays import array_symbol
 
 from ..core.deep import deep
 from ..core.graph import depth_of, topo_order
@@ -536,14 +536,14 @@ def _occurrences(e, names, memo=None):
 
 
 def _names_in(e, names):
-    return [a for a in e.atoms(sympy.Symbol, MatrixSymbol, ArraySymbol) if a in names]
+    return [a for a in e.atoms(sympy.Symbol, MatrixSymbol, array_symbol()) if a in names]
 
 
 def _renamed(s, name):
     if isinstance(s, MatrixSymbol):
         return MatrixSymbol(name, *s.shape)
-    if isinstance(s, ArraySymbol):
-        return ArraySymbol(name, s.shape)
+    if isinstance(s, array_symbol()):
+        return array_symbol()(name, s.shape)
     return sympy.Symbol(name, real=True)
 
 

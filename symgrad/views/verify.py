@@ -14,13 +14,12 @@ import numpy
 import sympy
 from sympy.matrices.expressions import (
     HadamardProduct, Identity, MatAdd, MatMul, MatrixExpr, MatrixSymbol, OneMatrix, ZeroMatrix)
-from sympy.tensor.array.expressions import ArraySymbol
+from .arrays import array_symbol
 from sympy.utilities.exceptions import SymPyDeprecationWarning
 
 from ..core.deep import deep
 from .forms import flat
 
-_LEAVES = (MatrixSymbol, ArraySymbol, sympy.Symbol)
 
 
 def _number(t, kind):
@@ -39,13 +38,13 @@ def _explicit_value(leaf, value):
     if isinstance(leaf, MatrixSymbol):
         rows, cols = (int(d) for d in leaf.shape)
         return sympy.ImmutableMatrix(rows, cols, elements)
-    if isinstance(leaf, ArraySymbol):
+    if isinstance(leaf, array_symbol()):
         return sympy.ImmutableDenseNDimArray(elements, v.shape)
     return elements[0]
 
 
 def _name(leaf):
-    return str(leaf.name) if not isinstance(leaf, ArraySymbol) else str(leaf.name)
+    return str(leaf.name)
 
 
 def evaluate_formula(expr, values, dims=None, depth=None):
@@ -55,7 +54,7 @@ def evaluate_formula(expr, values, dims=None, depth=None):
         e = sympy.sympify(expr)
         if dims:
             e = e.xreplace({d: sympy.Integer(v) for d, v in dims.items()})
-        leaves = [a for a in e.atoms(*_LEAVES) if _name(a) in values and (
+        leaves = [a for a in e.atoms(MatrixSymbol, array_symbol(), sympy.Symbol) if _name(a) in values and (
             isinstance(a, sympy.Symbol) == (numpy.ndim(values[_name(a)]) == 0))]
         e = e.xreplace({a: _explicit_value(a, values[_name(a)]) for a in leaves})
         e = computed(e)

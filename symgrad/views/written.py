@@ -4,7 +4,7 @@ as physics writes them) is the small explicit vector or matrix of its entries, e
 scalar formula of the inputs' elements (``MatrixElement``: q[0])."""
 import sympy
 from sympy.matrices.expressions import MatrixExpr
-from sympy.tensor.array.expressions import ArraySymbol
+from .arrays import array_symbol
 
 from .forms import OpCall
 from .rewrite import tidy_scalar
@@ -28,7 +28,7 @@ def explicit_small(e, indexing):
     if not calls or not calls <= set(indexing):
         return None
     leaves = e.atoms(sympy.MatrixSymbol)
-    if not all(_concrete(m.shape) for m in leaves) or e.has(ArraySymbol):
+    if not all(_concrete(m.shape) for m in leaves) or e.has(array_symbol()):
         return None
     from .verify import computed
     try:

@@ -17,7 +17,6 @@ Inputs are (N, C, *spatial) or unbatched (C, *spatial); kernel sizes, strides,
 paddings and dilations are ints, batch, channel and spatial dims may be symbolic.
 The NumPy code and the per-element forms are the kernels in ``conv_kernels``.
 """
-import inspect
 
 import sympy
 
@@ -28,6 +27,7 @@ from ..opdef import defop, public
 from ..shapes import as_shape, dims_match, fmt_shape
 from . import conv_kernels
 from ..types import IntTuple, Result, ShapeLike, TensorLike
+from ..sources import function_source
 
 _NAMES = {1: "1d", 2: "2d", 3: "3d"}
 
@@ -270,7 +270,7 @@ def _latex_params(stride, padding, dilation, groups, transposed=False):
 
 def _helpers(name):
     names = (name,) + conv_kernels.USES[name]
-    return {n: inspect.getsource(getattr(conv_kernels, n)).strip() for n in names}
+    return {n: function_source(getattr(conv_kernels, n)).strip() for n in names}
 
 
 def _torch_pad(pairs_):

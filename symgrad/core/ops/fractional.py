@@ -10,7 +10,6 @@ size m and kernel k, output o starts at int((o + u) α) - int(u α) with α = (n
 samples list (W, H), 3-D ones (T, H, W)). Within a window the first maximum wins, a nan
 over any number.
 """
-import inspect
 
 import numpy
 import sympy
@@ -20,6 +19,7 @@ from ..build import apply
 from ..opdef import FUNCTIONS, defop
 from ..shapes import dims_match, fmt_shape
 from . import batching
+from ..sources import function_source
 
 def _fractional_starts(u, n, m, k):
     """generate_intervals: the window starts along one axis, for samples u (any shape)."""
@@ -70,7 +70,7 @@ _INDEX_T = '''def _fractional_max_index_t(x, samples, kernel, out):
     index = _fractional_max_index(x.detach().cpu().numpy(),
                                   torch.as_tensor(samples).detach().cpu().numpy(), kernel, out)
     return torch.as_tensor(index, device=x.device)'''
-_NUMPY = {f.__name__: inspect.getsource(f) for f in (_fractional_starts, _fractional_max_index)}
+_NUMPY = {f.__name__: function_source(f) for f in (_fractional_starts, _fractional_max_index)}
 _TORCH = dict(_NUMPY, _fractional_max_index_t=_INDEX_T)
 
 

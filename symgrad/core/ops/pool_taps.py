@@ -18,10 +18,10 @@ Kinds and their ``args`` (per-axis tuples indexed by axis ``i``):
   when shrinking, the triangle / Keys cubic (A = -0.5) filter is widened by the scale and
   every output's weights are normalised to sum to 1.
 """
-import inspect
 import math
 
 import numpy
+from ..sources import function_source
 
 
 def _window_out(n, k, s, p, dl, ceil):
@@ -199,7 +199,7 @@ def _max_where(x, kind, args):
     return values, index
 
 
-SOURCES = {f.__name__: inspect.getsource(f)
+SOURCES = {f.__name__: function_source(f)
            for f in (_window_out, _out_size, _cubic, _aa_taps, _taps, _transposed, _max_where)}
 
 # ----- what generated code calls: the functions above and the ops' drivers -------------------

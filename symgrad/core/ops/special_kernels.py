@@ -7,10 +7,10 @@ approximations are long, are ``math``'s, as ``sg.erf`` already does). Generated 
 not import symgrad: ``source(name)`` is the text of a kernel and of the kernels it calls,
 emitted as a helper before the generated function.
 """
-import inspect
 import math
 
 import numpy
+from ..sources import function_source
 
 # Bernoulli numbers B_2, B_4, ..., B_16 (the asymptotic series of log-gamma and polygamma)
 _SG_B2K = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510)
@@ -189,7 +189,7 @@ def helpers(name):
     for dep in _CALLS.get(name, ()):
         out.update(helpers(dep))
     fn = globals()[name]
-    source = inspect.getsource(fn)
+    source = function_source(fn)
     if name in ("_sg_lgamma", "_sg_polygamma"):
         source = f"_SG_B2K = {_SG_B2K!r}\n\n\n" + source
     out[name] = source
