@@ -60,6 +60,11 @@ def _shape_checks(args, backend):
             continue
         want = f"argument {a.node.name} must have shape {fmt_shape(a.shape)}, got "
         got_shape = Code(f"tuple({a.code}.shape)")
+        if all(isinstance(d, int) or getattr(d, "is_Integer", False) for d in a.shape):
+            fixed = "(" + "".join(f"{int(d)}, " for d in a.shape).rstrip(" ") + ")"
+            lines.append(f"if {a.code}.shape != {fixed}:")
+            lines.append(f"    raise ArgumentError({say(want + 'shape ', got_shape)})")
+            continue
         lines.append(f"if {backend.ndim(a.code)} != {len(a.shape)}:")
         lines.append(f"    raise ArgumentError({say(want + 'shape ', got_shape)})")
         for axis, d in enumerate(a.shape):

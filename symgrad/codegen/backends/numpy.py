@@ -132,7 +132,7 @@ class NumpyBackend(Backend):
         return f"numpy.zeros({shape_code(shape)})" if shape else "0.0"
 
     def copy(self, name):
-        return f"numpy.array({name}, dtype=numpy.float64)"
+        return f"numpy.array({name}, _FLOAT64)"
 
     def standalone_lines(self):
         return ["_FLOAT64 = numpy.dtype(numpy.float64)"]
