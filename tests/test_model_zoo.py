@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from backend_support import require_backend
+
 MODELS = Path(__file__).resolve().parent.parent / "examples" / "models"
 SCRIPTS = sorted(p for p in MODELS.glob("*.py") if not p.name.startswith("_"))
 
@@ -40,6 +42,8 @@ CASES = [pytest.param(p, ("numpy", "torch"), id=p.stem) for p in SCRIPTS] + [
 
 @pytest.mark.parametrize("script, backends", CASES)
 def test_model(script, backends, capsys, monkeypatch):
+    for backend in backends:
+        require_backend(backend)
     module = load(script)
     monkeypatch.setattr(sys.modules["_zoo"], "BACKENDS", backends)
     assert module.main()

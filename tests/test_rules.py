@@ -30,6 +30,7 @@ from symgrad.core.ops import functions
 from symgrad.core.shapes import as_shape
 from symgrad.diff.forward import forward
 
+from backend_support import require_backend
 from rule_specs import SPECS
 
 # torch.func.jvp loads torch's JVP decompositions through torch.jit.script, deprecated
@@ -63,7 +64,6 @@ def params(test, select=lambda spec, case: True):
 # (id "<op>-<case>-<backend>"), the first case of each op in the default run and the whole
 # table under ``slow`` (a jit compile per case).
 EXTRA_BACKENDS = ("jax", "c")
-BACKEND_MODULES = {"jax": "jax", "c": "cffi", "numba": "numba", "torch": "torch"}
 
 
 def backend_params(test, select=lambda spec, case: True):
@@ -197,8 +197,7 @@ def losses(spec, case):
 @pytest.mark.parametrize("spec, case, backends", backend_params("gradient"))
 def test_gradient(spec, case, backends):
     for b in backends:
-        if b != "numpy":
-            pytest.importorskip(BACKEND_MODULES.get(b, b))
+        require_backend(b)
     check_gradient(spec, case, backends)
 
 
@@ -235,8 +234,7 @@ def check_gradient(spec, case, backends=("numpy", "torch")):
 @pytest.mark.parametrize("spec, case, backends", backend_params("jvp"))
 def test_jvp(spec, case, backends):
     for b in backends:
-        if b != "numpy":
-            pytest.importorskip(BACKEND_MODULES.get(b, b))
+        require_backend(b)
     check_jvp(spec, case, backends)
 
 

@@ -23,6 +23,7 @@ import pytest
 import symgrad as sg
 from symgrad.diff.rules import RuleTable
 
+from backend_support import require_backend
 from rule_specs import SPECS
 import rule_specs
 
@@ -97,6 +98,7 @@ NATIVE_PROGRAMS = 12
 @pytest.mark.parametrize("backend", NATIVE_BACKENDS)
 @pytest.mark.parametrize("op", sorted(SPECS))
 def test_native_program_starting_with(op, backend):
+    require_backend(backend)
     outcome = run_one(zlib.crc32(op.encode()), max_steps=4, first_op=op, views=False,
                       backends=(backend,))
     assert_agrees(outcome)
@@ -107,11 +109,13 @@ def test_native_program_starting_with(op, backend):
                                                else [pytest.mark.slow])
                                   for s in range(1_000_000, 1_000_000 + RANDOM_PROGRAMS)])
 def test_native_random_program(seed, backend):
+    require_backend(backend)
     assert_agrees(run_one(seed, max_steps=5, views=False, backends=(backend,)))
 
 
 @pytest.mark.parametrize("backend", NATIVE_BACKENDS)
 def test_native_programs_from_eight_threads(backend):
+    require_backend(backend)
     problems = run_threaded(range(2_000_000, 2_000_012), threads=8, backends=(backend,))
     assert not problems, "\n".join(problems)
 
