@@ -11,7 +11,8 @@ symmetric (the sample made so by (A + Aᵀ)/2), and torch differentiates f((X + 
 it: that gradient, sym(G), is the convention symgrad follows. Its Hessian directions v
 are symmetric too.
 """
-import difflib
+from __future__ import annotations
+
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
@@ -74,6 +75,7 @@ class CheckReport:
 
 
 def _default_dims(inputs, dims):
+    import difflib
     sizes = dict(dims or {})
     free, known = [], []
     for x in inputs:

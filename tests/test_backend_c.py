@@ -135,7 +135,7 @@ def test_no_compiler_is_an_error_saying_what_to_install(monkeypatch, tmp_path):
     monkeypatch.setenv("SYMGRAD_CACHE", str(tmp_path))
     monkeypatch.setenv("CC", "no-such-cc")
     monkeypatch.setenv("PATH", str(tmp_path))
-    monkeypatch.setattr(c_build.sysconfig, "get_config_var",
+    monkeypatch.setattr(c_build._sysconfig(), "get_config_var",
                         lambda name: "no-such-cc" if name == "CC" else None)
     g = sg.grad_fn(lambda x: sg.sin(x) * sg.exp(x))
     with pytest.raises(c_build.CompilerError, match="C compiler.*install") as e:

@@ -11,16 +11,20 @@ HEAVY = ("torch", "jax", "numba", "cffi")
 PROBE = """
 import sys, time
 cpu = time.thread_time()
-import symgrad
+{statement}
 cpu = time.thread_time() - cpu
 print(cpu)
 print(",".join(m for m in {heavy!r} if m in sys.modules))
 """
+DEPENDENCIES = "import numpy, sympy"
+# what `import numpy, sympy` takes on the 2-core machine the 0.5 s goal was set on
+DEPENDENCIES_HERE = 0.33
 
 
-def fresh_import():
-    """(CPU seconds spent importing symgrad, heavy modules it loaded) in a new process."""
-    r = subprocess.run([sys.executable, "-c", PROBE.format(heavy=HEAVY + ("yaml",))],
+def fresh_import(statement="import symgrad"):
+    """(CPU seconds of ``statement``, heavy modules it loaded) in a new process."""
+    r = subprocess.run([sys.executable, "-c", PROBE.format(statement=statement,
+                                                           heavy=HEAVY + ("yaml",))],
                        cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     cpu, loaded = r.stdout.splitlines()
@@ -32,14 +36,25 @@ def test_import_symgrad_loads_no_torch_and_takes_under_half_a_second():
     # PYTHONDONTWRITEBYTECODE would otherwise recompile every module on each import
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "symgrad")],
                    check=True, capture_output=True, timeout=300)
-    runs = [fresh_import() for _ in range(7)]
-    for _, loaded in runs:
+    ours, theirs = [], []
+    for _ in range(7):
+        ours.append(fresh_import())
+        theirs.append(fresh_import(DEPENDENCIES)[0])
+    for _, loaded in ours:
         assert loaded == [], f"import symgrad imported {loaded}"
-    # the importing thread's CPU time, not wall time (other processes on a shared machine)
-    # nor the process's (NumPy's BLAS threads spin up at import): the median of seven
-    # fresh processes. NumPy and SymPy take about 0.4 s of it here.
-    median = statistics.median(cpu for cpu, _ in runs)
-    assert median < 0.5, f"import symgrad took {median:.3f} s of CPU (median of 7)"
+    # The importing thread's CPU time (not wall time, nor the process's: NumPy's BLAS
+    # threads spin up at import), median of seven fresh processes, each next to one that
+    # imports only NumPy and SymPy. Those two take about 0.33 s here; a busy machine (the
+    # test suite's other worker) slows both, so the 0.5 s bound scales with them, and
+    # symgrad's own part, the difference of the fastest runs, has a bound of its own.
+    median = statistics.median(cpu for cpu, _ in ours)
+    base = statistics.median(theirs)
+    own = min(cpu for cpu, _ in ours) - min(theirs)
+    assert own < 0.15, (f"import symgrad took {own:.3f} s of CPU more than {DEPENDENCIES} "
+                        "(fastest of 7 each)")
+    bound = 0.5 * max(1.0, base / DEPENDENCIES_HERE)
+    assert median < bound, (f"import symgrad took {median:.3f} s of CPU (median of 7; "
+                            f"{DEPENDENCIES}: {base:.3f} s)")
 
 
 def test_rules_load_on_first_use():

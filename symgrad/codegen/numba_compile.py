@@ -4,7 +4,6 @@ to a file in the cache directory named by a hash of their source and imported fr
 there (Numba's cache needs a real file), compiled for their argument types at once (a
 kernel Numba cannot compile makes its ops run as NumPy instead), and the outer function
 assembled from ``emit``'s argument checks and error translation."""
-import hashlib
 import importlib.util
 import os
 import sys
@@ -48,6 +47,7 @@ def cache_dir():
 def load_module(src):
     """The module of kernel source ``src``, written once to the cache directory under a
     hash of the source and imported from there."""
+    import hashlib
     digest = hashlib.sha256(src.encode()).hexdigest()[:24]
     name = f"symgrad_numba_{digest}"
     module = sys.modules.get(name)

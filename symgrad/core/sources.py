@@ -21,6 +21,6 @@ def function_source(fn):
     """The source of ``fn``, a module-level function (as ``inspect.getsource`` gives it)."""
     code = fn.__code__
     lines = linecache.getlines(code.co_filename)
-    if not lines:
+    if not lines or not hasattr(code, "co_positions"):     # co_positions: Python 3.11+
         return inspect.getsource(fn)
     return "".join(lines[code.co_firstlineno - 1:_last_line(code)])

@@ -9,7 +9,6 @@ see half a file. The cache is ``$SYMGRAD_CACHE/c`` or ``~/.cache/symgrad/c``; a 
 already there is loaded without compiling.
 """
 import contextlib
-import hashlib
 import io
 import importlib.machinery
 import importlib.util
@@ -17,7 +16,6 @@ import os
 import shutil
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import threading
 
@@ -60,6 +58,12 @@ def cache_dir():
     return os.path.join(root, "c")
 
 
+def _sysconfig():
+    """sysconfig, imported on first use (import symgrad does not pay for the C backend)."""
+    import sysconfig
+    return sysconfig
+
+
 def _cffi():
     try:
         import cffi
@@ -71,7 +75,7 @@ def _cffi():
 
 def compiler():
     """The compiler command (a list): $CC, Python's own, or cc/gcc/clang on the PATH."""
-    for candidate in (os.environ.get("CC"), sysconfig.get_config_var("CC"), "cc", "gcc",
+    for candidate in (os.environ.get("CC"), _sysconfig().get_config_var("CC"), "cc", "gcc",
                       "clang"):
         if not candidate:
             continue
@@ -79,11 +83,11 @@ def compiler():
         if shutil.which(parts[0]):
             return parts
     raise CompilerError('compile("c") needs a C compiler and found none (looked for $CC, '
-                        f"{sysconfig.get_config_var('CC')!r}, cc, gcc, clang); " + INSTALL)
+                        f"{_sysconfig().get_config_var('CC')!r}, cc, gcc, clang); " + INSTALL)
 
 
 def _include_dirs():
-    paths = sysconfig.get_paths()
+    paths = _sysconfig().get_paths()
     return [d for d in {paths["include"], paths["platinclude"]} if d]
 
 
@@ -91,13 +95,14 @@ def load(cdef, source, statements=0, longest=0):
     """The ``lib`` and ``ffi`` of a module declaring ``cdef`` and defining ``source`` (of
     ``statements`` statements, its longest function of ``longest``: they choose the
     optimisation level)."""
+    import hashlib
     cffi = _cffi()
     cc = compiler()
     level = "-O0" if longest > LARGE else "-O1" if statements > LARGE else "-O2"
     flags = (level,) + FLAGS
+    suffix = _sysconfig().get_config_var("EXT_SUFFIX") or ""
     key = hashlib.sha256("\0".join((cdef, source, " ".join(cc), " ".join(flags),
-                                    cffi.__version__, sysconfig.get_config_var("EXT_SUFFIX")
-                                    or "")).encode()).hexdigest()[:24]
+                                     cffi.__version__, suffix)).encode()).hexdigest()[:24]
     name = f"_symgrad_c_{key}"
     with _lock:
         module = _modules.get(name)
@@ -108,7 +113,7 @@ def load(cdef, source, statements=0, longest=0):
 
 def _load_or_build(cffi, cc, flags, name, cdef, source):
     directory = cache_dir()
-    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+    suffix = _sysconfig().get_config_var("EXT_SUFFIX") or ".so"
     path = os.path.join(directory, name + suffix)
     if not os.path.exists(path):
         os.makedirs(directory, exist_ok=True)

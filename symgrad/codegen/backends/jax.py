@@ -306,10 +306,9 @@ class JaxBackend(Backend):
 
 
 def _conv_pad_source():
-    import inspect
-
     from ...core.ops import conv_kernels
-    return jax_text("\n\n\n".join(inspect.getsource(f) for f in (
+    from ...core.sources import function_source
+    return jax_text("\n\n\n".join(function_source(f) for f in (
         conv_kernels._conv_pad, conv_kernels._conv_sizes))).rstrip()
 
 
