@@ -369,3 +369,27 @@ def test_special_functions_with_and_without_scipy(scipy, monkeypatch):
     tx = torch.tensor(x, requires_grad=True)
     (ref,) = torch.autograd.grad(f(tx), tx)
     np.testing.assert_allclose(ours, ref.numpy(), rtol=1e-12, atol=1e-300)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+@pytest.mark.parametrize("shape", [(4,), ("n",)])
+def test_a_number_for_an_array_parameter_is_a_shape_error(backend, shape):
+    g = sg.grad_fn(lambda a, b: sg.sum((a + b) * b), shapes={"a": shape, "b": shape})
+    with pytest.raises(sg.ArgumentError, match=r"argument a must have shape \((4|n),\), got shape \(\)"):
+        g.compile(backend)(1.0, np.ones(4))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", ">f8", "int64"])
+def test_float64_arrays_take_the_fast_entry_and_other_arrays_are_converted(dtype):
+    g = sg.grad_fn(lambda a, b: sg.sum((a + b) * b), shapes={"a": (4,), "b": (4,)})
+    fn = g.compile("numpy")
+    assert "_dt = _FLOAT64" in g.source("numpy")
+    a, b = np.arange(4).astype(dtype), np.arange(1, 5).astype(dtype)
+    da, db = fn(a, b)
+    ta, tb = (torch.tensor(np.asarray(v, dtype=np.float64), requires_grad=True) for v in (a, b))
+    torch.sum((ta + tb) * tb).backward()
+    want = np.float32 if dtype == "float32" else np.float64
+    assert da.dtype == want and db.dtype == want
+    np.testing.assert_allclose(da, ta.grad.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(db, tb.grad.numpy(), rtol=1e-6)
+    assert not np.shares_memory(db, b)

@@ -140,6 +140,14 @@ def _arguments_code(args, backend, arrays, preamble):
     checks = _shape_checks(args, backend)
     prologue = backend.prologue([a.code for a in floats], arrays, floats)
     entry = backend.entry_lines(floats)
+    ready = None
+    if args and len(floats) == len(args) and all(a.shape for a in args):
+        ready = backend.ready_lines(floats)
+    if ready is not None:
+        cond, lines = ready
+        slow = [line for c in conversions for line in c] + prologue
+        return (entry + [f"if {cond}:"] + ["    " + line for line in lines] + ["else:"]
+                + ["    " + line for line in slow] + [line for c in checks for line in c])
     if backend.converts_first:
         return entry + [line for c in conversions for line in c] + prologue + [
             line for c in checks for line in c]

@@ -67,6 +67,12 @@ class Backend:
         the captured constant arrays the code uses)."""
         return []
 
+    def ready_lines(self, args):
+        """For arguments that are all float arrays: (a condition true when they are
+        already what the code computes with, the lines that replace conversions and
+        prologue then), or None. The common call skips converting argument by argument."""
+        return None
+
     def zeros(self, shape):
         raise NotImplementedError
 

@@ -51,14 +51,14 @@ class NumpyBackend(Backend):
     scalar_backend = "math"
     blas_threads = True
     argument_helper = (
-        "def _real_array(value, name):\n"
+        "def _real_array(value, name, array_param=False):\n"
         "    array = numpy.asarray(value)\n"
         "    if array.dtype.kind not in 'fiu':\n"
         "        raise ArgumentError('argument %s must be real numbers (float or int), got "
         "%s of dtype %s' % (name, type(value).__name__, array.dtype))\n"
         "    if array.dtype.kind != 'f':\n"
         "        array = array.astype(numpy.float64)\n"
-        "    return array if array.ndim else float(array)\n\n\n"
+        "    return array if array.ndim or array_param else float(array)\n\n\n"
         "def _scalar_dtype(values):\n"
         "    dt = None\n"
         "    for v in values:\n"
@@ -81,7 +81,7 @@ class NumpyBackend(Backend):
         name = a.code
         if a.shape:
             return [f"if type({name}) is not numpy.ndarray or {name}.dtype.kind != 'f':",
-                    f"    {name} = _real_array({name}, {a.label})"]
+                    f"    {name} = _real_array({name}, {a.label}, True)"]
         message = repr(f"argument {a.node.name} must have shape (), got shape ")
         return [f"if type({name}) is not float:",
                 "    _dt = _scalar_dtype(args) if _dt is _FLOAT64 else _dt",
@@ -119,6 +119,12 @@ class NumpyBackend(Backend):
             return [f"_dt = {arrays_in[0]}.dtype"]
         return [f"_dt = {arrays_in[0]}.dtype if {same} else "
                 f"numpy.result_type({', '.join(arrays_in)})"]
+
+    def ready_lines(self, args):
+        """float64 ndarrays need no conversion, and the result dtype is float64."""
+        cond = " and ".join(f"type({a.code}) is numpy.ndarray and {a.code}.dtype is _FLOAT64"
+                            for a in args)
+        return cond, ["_dt = _FLOAT64"]
 
     def body_prefix(self, args):
         return [f"{a.code} = numpy.float64({a.code})" for a in args if not a.shape]
