@@ -61,8 +61,7 @@ def _shape_checks(args, backend):
         want = f"argument {a.node.name} must have shape {fmt_shape(a.shape)}, got "
         got_shape = Code(f"tuple({a.code}.shape)")
         if all(isinstance(d, int) or getattr(d, "is_Integer", False) for d in a.shape):
-            fixed = "(" + "".join(f"{int(d)}, " for d in a.shape).rstrip(" ") + ")"
-            lines.append(f"if {a.code}.shape != {fixed}:")
+            lines.append(f"if {a.code}.shape != {tuple(int(d) for d in a.shape)!r}:")
             lines.append(f"    raise ArgumentError({say(want + 'shape ', got_shape)})")
             continue
         lines.append(f"if {backend.ndim(a.code)} != {len(a.shape)}:")

@@ -54,8 +54,9 @@ def evaluate_formula(expr, values, dims=None, depth=None):
         e = sympy.sympify(expr)
         if dims:
             e = e.xreplace({d: sympy.Integer(v) for d, v in dims.items()})
-        leaves = [a for a in e.atoms(MatrixSymbol, array_symbol(), sympy.Symbol) if _name(a) in values and (
-            isinstance(a, sympy.Symbol) == (numpy.ndim(values[_name(a)]) == 0))]
+        leaves = [a for a in e.atoms(MatrixSymbol, array_symbol(), sympy.Symbol)
+                  if _name(a) in values
+                  and isinstance(a, sympy.Symbol) == (numpy.ndim(values[_name(a)]) == 0)]
         e = e.xreplace({a: _explicit_value(a, values[_name(a)]) for a in leaves})
         e = computed(e)
         if isinstance(e, MatrixExpr) and not isinstance(e, sympy.MatrixBase):
