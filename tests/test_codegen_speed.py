@@ -8,9 +8,11 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 import torch
 
 import symgrad as sg
+from symgrad.codegen import emit
 from symgrad.core.program import Template
 
 from backend_support import require_backend
@@ -75,3 +77,66 @@ def test_a_gram_matrix_of_weights_of_unknown_sign_stays_a_general_product():
     for backend in ("numpy", "c"):
         require_backend(backend)
         np.testing.assert_allclose(H.compile(backend)(w, X), ref.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def _scalar_spec_gradients():
+    from fuzz.test_views import spec_gradient
+    from rule_specs import SPECS
+    out = []
+    for spec in SPECS.values():
+        for case in spec.cases:
+            if all(shape == () for shape in case.shapes.values()):
+                out.append(pytest.param(spec, case, id=f"{spec.op}-{case.id}"))
+    return out
+
+
+@pytest.mark.parametrize("spec,case", _scalar_spec_gradients())
+def test_a_scalar_programs_numpy_statements_translated_from_its_math_ones_are_exact(
+        spec, case, monkeypatch):
+    """The NumPy fallback of a scalar program is the math body with math. read numpy.
+    when every template it fills allows that, which saves a second pass over long
+    programs; the source must be the one the second pass writes, character for
+    character."""
+    from fuzz.test_views import spec_gradient
+    fast = spec_gradient(spec, case).source("numpy")
+    monkeypatch.setattr(emit, "_translated_body", lambda *args: None)
+    slow = spec_gradient(spec, case).source("numpy")
+    assert fast == slow
+
+
+def test_a_long_chain_of_smooth_scalar_ops_takes_the_translated_body(monkeypatch):
+    calls = []
+    translated = emit._translated_body
+
+    def spy(*args):
+        calls.append(translated(*args) is not None)
+        return translated(*args)
+    monkeypatch.setattr(emit, "_translated_body", spy)
+
+    def f(x, y):
+        for _ in range(20):
+            x = sg.sin(x) * x + sg.cos(y) * sg.exp(-x * x) + sg.tanh(x) / (1.0 + y * y)
+        return x
+    g = sg.grad_fn(f).compile("numpy")
+    assert calls == [True]
+    xt, yt = torch.tensor(0.3, dtype=torch.float64, requires_grad=True), \
+        torch.tensor(-0.7, dtype=torch.float64, requires_grad=True)
+    x = xt
+    for _ in range(20):
+        x = torch.sin(x) * x + torch.cos(yt) * torch.exp(-x * x) + torch.tanh(x) / (1.0 + yt * yt)
+    ref = torch.autograd.grad(x, (xt, yt))
+    np.testing.assert_allclose(g(0.3, -0.7), [r.item() for r in ref], rtol=1e-12)
+    np.testing.assert_allclose(g(np.float32(0.3), -0.7), [r.item() for r in ref], rtol=1e-6)
+
+
+def test_the_translated_fallback_gives_nan_and_inf_where_math_raises():
+    def f(x, y):
+        return sg.log(x) * sg.sin(y) + sg.exp(y) * sg.sqrt(x)
+    g = sg.grad_fn(f).compile("numpy")
+    with np.errstate(all="ignore"):
+        for x, y in ((-1.0, 0.5), (0.0, 0.5), (2.0, 800.0)):
+            xt = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+            yt = torch.tensor(y, dtype=torch.float64, requires_grad=True)
+            ref = torch.autograd.grad(torch.log(xt) * torch.sin(yt) + torch.exp(yt) * torch.sqrt(xt),
+                                      (xt, yt))
+            np.testing.assert_array_equal(g(x, y), [r.item() for r in ref])
