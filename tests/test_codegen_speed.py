@@ -80,7 +80,6 @@ def test_a_gram_matrix_of_weights_of_unknown_sign_stays_a_general_product():
 
 
 def _scalar_spec_gradients():
-    from fuzz.test_views import spec_gradient
     from rule_specs import SPECS
     out = []
     for spec in SPECS.values():
