@@ -1,6 +1,7 @@
 """``import symgrad`` is cheap: it does not import torch (nor jax, numba, cffi, yaml) and
 takes under half a second, measured in fresh interpreters."""
 import statistics
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -57,11 +58,16 @@ def test_import_symgrad_loads_no_torch_and_takes_under_half_a_second():
                             f"{DEPENDENCIES}: {base:.3f} s)")
 
 
-def test_rules_load_on_first_use():
-    r = subprocess.run([sys.executable, "-c",
-                        "import sys, symgrad as sg; assert 'yaml' not in sys.modules; "
-                        "n = len(sg.rules); assert n > 100 and 'yaml' in sys.modules; "
-                        "print(sg.grad_fn(lambda x: sg.sin(x)))"],
-                       cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
-    assert r.stdout == "df/dx = cos(x)\n"
+def test_rules_load_on_first_use(tmp_path):
+    """The rule files are read on first use; PyYAML composes them in the first process
+    only, later ones read what it composed (``diff.rules.ComposedRules``)."""
+    env = dict(os.environ, SYMGRAD_CACHE=str(tmp_path))
+    for first in (True, False):
+        r = subprocess.run([sys.executable, "-c",
+                            "import sys, symgrad as sg; assert 'yaml' not in sys.modules; "
+                            "n = len(sg.rules); assert n > 100; "
+                            "print('yaml' in sys.modules); "
+                            "print(sg.grad_fn(lambda x: sg.sin(x)))"],
+                           cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout == f"{first}\ndf/dx = cos(x)\n"

@@ -10,6 +10,7 @@ import pytest
 
 import symgrad as sg
 from symgrad.diff.formula import Formula
+from symgrad.diff import rules as rules_module
 from symgrad.diff.rules import RuleTable, rules_dir
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -284,3 +285,69 @@ def test_loader_never_calls_eval_or_exec():
         src = (ROOT / "symgrad" / "diff" / module).read_text()
         assert not re.search(r"(?<![\w.])(eval|exec|sympify)\(", src)
         assert "yaml.load(" not in src and "unsafe" not in src.lower()
+
+
+# ----- the composed rule files kept on disk ------------------------------------------------
+
+def _table_from(folder):
+    table = RuleTable()
+    table.load_dir(folder)
+    return table
+
+
+def test_composed_rules_are_reused_only_for_the_same_text(tmp_path, monkeypatch):
+    monkeypatch.setenv("SYMGRAD_CACHE", str(tmp_path / "cache"))
+    folder = tmp_path / "rules"
+    folder.mkdir()
+    (folder / "mul.yaml").write_text(MUL_OK)
+    composed = []
+    real = rules_module.compose_rules
+    monkeypatch.setattr(rules_module, "compose_rules",
+                        lambda text, file: composed.append(file) or real(text, file))
+    assert _table_from(folder)["mul"].vjp["x"].text == "grad * y"
+    assert len(composed) == 1
+    assert _table_from(folder)["mul"].vjp["x"].text == "grad * y"
+    assert len(composed) == 1                       # read from the cache
+    (folder / "mul.yaml").write_text(MUL_OK.replace("grad * y", "y * grad"))
+    assert _table_from(folder)["mul"].vjp["x"].text == "y * grad"
+    assert len(composed) == 2                       # the text changed: composed again
+
+
+@pytest.mark.parametrize("damage", ["not json", "[]", '{"%s": [1, 2]}',
+                                    '{"%s": ["%s", [[{"op": ["mul(x, y)", "1"]}, 1]]]}',
+                                    '{"%s": ["%s", [[{"op": "mul(x, y)"}, 1]]]}'])
+def test_a_damaged_cache_is_composed_again(tmp_path, monkeypatch, damage):
+    monkeypatch.setenv("SYMGRAD_CACHE", str(tmp_path / "cache"))
+    folder = tmp_path / "rules"
+    folder.mkdir()
+    path = folder / "mul.yaml"
+    path.write_text(MUL_OK)
+    _table_from(folder)
+    cache = tmp_path / "cache" / "rules" / rules_module.ComposedRules.NAME
+    assert cache.is_file()
+    key = str(path.resolve())
+    cache.write_text(damage.replace("%s", key, 1).replace("%s", MUL_OK.replace("\n", "\\n"), 1))
+    table = _table_from(folder)
+    assert table["mul"].vjp["y"].text == "grad * x"
+    assert table["mul"].source == f"{path}:1"
+
+
+def test_a_bad_file_names_its_line_with_a_cache_present(tmp_path, monkeypatch):
+    monkeypatch.setenv("SYMGRAD_CACHE", str(tmp_path / "cache"))
+    folder = tmp_path / "rules"
+    folder.mkdir()
+    (folder / "mul.yaml").write_text(MUL_OK)
+    _table_from(folder)
+    (folder / "mul.yaml").write_text("- op: mul(x, y)\n  x: [grad\n")
+    with pytest.raises(sg.RuleError, match=r"mul\.yaml:3: not valid YAML"):
+        _table_from(folder)
+
+
+def test_an_unwritable_cache_still_loads(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("SYMGRAD_CACHE", str(blocker / "below"))
+    folder = tmp_path / "rules"
+    folder.mkdir()
+    (folder / "mul.yaml").write_text(MUL_OK)
+    assert _table_from(folder)["mul"].jvp is not None

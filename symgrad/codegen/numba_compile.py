@@ -14,6 +14,7 @@ import warnings
 import numpy
 
 from ..core.build import gc_paused
+from ..core.user_cache import cache_folder
 from ..core.opdef import OPS
 from ..core.program import Program
 from ..errors import ArgumentError, EvaluationError
@@ -30,18 +31,7 @@ _lock = threading.Lock()
 
 def cache_dir():
     """Where kernel sources (and Numba's cache beside them) live."""
-    root = os.environ.get("SYMGRAD_CACHE") or os.path.join(
-        os.path.expanduser("~"), ".cache", "symgrad")
-    path = os.path.join(root, "numba")
-    try:
-        os.makedirs(path, exist_ok=True)
-        if os.access(path, os.W_OK):
-            return path
-    except OSError:
-        pass
-    path = os.path.join(tempfile.gettempdir(), "symgrad-numba")
-    os.makedirs(path, exist_ok=True)
-    return path
+    return cache_folder("numba")
 
 
 def load_module(src):

@@ -162,8 +162,9 @@ def _entry(node, file):
     return fields, node.start_mark.line + 1
 
 
-def parse_rules(text, file):
-    """Rules from one file's text; raises RuleError with file and line on any problem."""
+def compose_rules(text, file):
+    """One rule file's text as [(fields, line)], the fields of a rule as {key: (formula
+    text, line)}; raises RuleError with file and line when it is not such a list."""
     import yaml   # here, not at import: the rule files are read on first use
     try:
         # libyaml's loader when PyYAML has it: the same nodes and line marks, ten times
@@ -177,9 +178,18 @@ def parse_rules(text, file):
         return []
     if not isinstance(root, yaml.SequenceNode):
         raise RuleError(f"{file}:1: a rule file is a list of rules ('- op: ...')")
-    rules, functions = [], formula_functions()
-    for item in root.value:
-        fields, line = _entry(item, file)
+    return [_entry(item, file) for item in root.value]
+
+
+def parse_rules(text, file, entries=None, functions=None):
+    """Rules from one file's text; raises RuleError with file and line on any problem.
+    ``entries``: the text's ``compose_rules``, when known already; ``functions``: the
+    ``formula_functions()``, when known already."""
+    if entries is None:
+        entries = compose_rules(text, file)
+    rules, functions = [], functions or formula_functions()
+    for fields, line in entries:
+        fields = dict(fields)
         if "op" not in fields:
             raise RuleError(f"{file}:{line}: rule without an 'op' signature")
         sig, sig_line = fields.pop("op")
@@ -249,6 +259,78 @@ def rules_dir():
         raise RuleError("symgrad's rule files were not found; reinstall symgrad") from None
 
 
+class ComposedRules:
+    """The composed YAML of rule files (``compose_rules``), kept on disk by each file's
+    text: a fresh process then reads one JSON file instead of importing PyYAML and
+    composing every rule file, about a third of the first gradient function's fixed cost.
+    An entry is used only for the very text it was composed from, and only when it has
+    the shape ``compose_rules`` returns; anything else is composed again."""
+
+    NAME = "composed-1.json"
+
+    def __init__(self, path, files):
+        self.path = path
+        self.files = files
+        self.dirty = False
+
+    @classmethod
+    def load(cls):
+        import json
+        import os
+        from ..core.user_cache import cache_folder
+        try:
+            path = os.path.join(cache_folder("rules"), cls.NAME)
+        except OSError:
+            return cls(None, {})
+        try:
+            with open(path, encoding="utf-8") as f:
+                files = json.load(f)
+        except (OSError, ValueError):
+            files = {}
+        return cls(path, files if isinstance(files, dict) else {})
+
+    def entries(self, key, text, file):
+        hit = self.files.get(key)
+        if (isinstance(hit, list) and len(hit) == 2 and hit[0] == text
+                and _well_formed(hit[1])):
+            return hit[1]
+        entries = compose_rules(text, file)
+        self.files[key] = [text, entries]
+        self.dirty = True
+        return entries
+
+    def save(self):
+        if not self.dirty or self.path is None:
+            return
+        import json
+        import os
+        import tempfile
+        self.files = {k: v for k, v in self.files.items() if os.path.isfile(k)}
+        try:
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(self.path), suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(self.files, f)
+            os.replace(tmp, self.path)
+        except OSError:
+            pass
+        self.dirty = False
+
+
+def _well_formed(entries):
+    """``entries`` has the shape ``compose_rules`` gives (after a JSON round trip)."""
+    if not isinstance(entries, list):
+        return False
+    for item in entries:
+        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], dict)
+                and type(item[1]) is int):
+            return False
+        for key, value in item[0].items():
+            if not (isinstance(value, list) and len(value) == 2
+                    and isinstance(value[0], str) and type(value[1]) is int):
+                return False
+    return True
+
+
 class RuleTable:
     """``sg.rules``: every op symgrad can differentiate, by name. The package's rule
     files are read on first use (parsing them is a good part of ``import symgrad``)."""
@@ -269,8 +351,9 @@ class RuleTable:
                 raise
         return self._loaded
 
-    def load_text(self, text: str, file: str = "<string>") -> list[Rule]:
-        new = parse_rules(text, file)
+    def load_text(self, text: str, file: str = "<string>", entries: Any = None,
+                  functions: Any = None) -> list[Rule]:
+        new = parse_rules(text, file, entries, functions)
         seen: dict[str, Rule] = {}
         for r in new:
             if r.name in seen:
@@ -290,8 +373,13 @@ class RuleTable:
         return self.load_text(path.read_text(), display or str(path))
 
     def load_dir(self, folder: str | Path, display: str | None = None) -> None:
+        composed, functions = ComposedRules.load(), formula_functions()
         for path in sorted(Path(folder).glob("*.yaml")):
-            self.load_file(path, f"{display}/{path.name}" if display else None)
+            text = path.read_text()
+            file = f"{display}/{path.name}" if display else str(path)
+            self.load_text(text, file, composed.entries(str(path.resolve()), text, file),
+                           functions)
+        composed.save()
 
     def __getitem__(self, name: str) -> Rule:
         try:
