@@ -7,11 +7,17 @@ print it, one statement per node, so their cost is linear in the graph.
 Printing goes through SymPy printers, but printing each statement from scratch costs
 ~150 us. So each distinct (op, parameters, inlined constants) is printed once, with
 placeholder symbols for the operands, into a template that later statements fill in.
+The template of an op without parameters whose operands are placeholders and numbers
+is its SymPy form as written, unevaluated: SymPy would only reorder or fold its terms
+(the placeholders are distinct), and its first evaluated sum imports sympy.tensor, 20 ms
+a compile-only process of such ops need not pay. Dims in parameters or constants need
+SymPy's evaluation (Piecewise of Eq(n, 1) folds to a branch) and get it.
 """
 import re
 import threading
 
 import sympy
+from sympy.core.parameters import evaluate
 
 from .graph import topo_order
 from .opdef import OPS
@@ -116,7 +122,13 @@ class TemplateCache:
                         _as_float(node, i, v) if self.float_constants else v
                         for i, v in enumerate(inline)]
             with self.lock:
-                tpl = self._print(node.local_expr(operands))
+                numbers = all(v is None or getattr(v, "is_Number", False) for v in inline)
+                if node.params or not numbers:
+                    expr = node.local_expr(operands)
+                else:
+                    with evaluate(False):
+                        expr = node.local_expr(operands)
+                tpl = self._print(expr)
             self.cache[key] = tpl
         return tpl
 
