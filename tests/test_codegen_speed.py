@@ -51,8 +51,9 @@ def test_a_template_with_a_literal_percent_sign():
 
 
 def test_sympy_tensor_loads_with_the_first_formula_not_with_a_compiled_gradient():
-    """SymPy imports sympy.tensor (~20 ms) on the first Add it evaluates. Code templates
-    are built from the ops' forms unevaluated, so compiling a gradient does not pay it:
+    """SymPy imports sympy.tensor (~20 ms) on the first Add it evaluates. Sums in code
+    templates are built unevaluated (``Placeholder``), so compiling this gradient does
+    not pay it:
     the first printed formula does (``import symgrad`` alone stays cheap too,
     tests/test_import_cost.py); the gradient is the same either way."""
     code = ("import sys, symgrad as sg\n"
@@ -146,3 +147,45 @@ def test_the_translated_fallback_gives_nan_and_inf_where_math_raises():
             ref = torch.autograd.grad(torch.log(xt) * torch.sin(yt) + torch.exp(yt) * torch.sqrt(xt),
                                       (xt, yt))
             np.testing.assert_array_equal(g(x, y), [r.item() for r in ref])
+
+
+def _pointwise_forms():
+    from symgrad.core.opdef import OPS
+    out = []
+    for name, opdef in sorted(OPS.items()):
+        if not opdef.pointwise or not opdef.inputs or opdef.params_fn is not None and \
+                getattr(opdef.params_fn, "__name__", "") != "no_params":
+            continue
+        out.append(name)
+    return out
+
+
+@pytest.mark.parametrize("op", _pointwise_forms())
+@pytest.mark.parametrize("backend", ["numpy", "math", "torch", "jax"])
+def test_placeholder_sums_print_as_sympys_evaluated_sums(op, backend):
+    """Templates are printed from the op's form over ``Placeholder`` operands, whose sums
+    stay unevaluated; printed, each reads as the form over plain symbols, evaluated,
+    including with a constant in each operand's place (1.0 - x)."""
+    import sympy
+    from symgrad.codegen.backends import backend as public, internal
+    from symgrad.core import program
+    from symgrad.core.opdef import OPS
+    target = internal(backend) if backend == "math" else public(backend)
+    opdef = OPS[op]
+    n = len(opdef.inputs)
+    plain = [sympy.Symbol(f"sgarg{i}") for i in range(n)]
+    program.PLACEHOLDERS.extend(plain)      # the printers print both by name
+    try:
+        for constant in [None] + list(range(n)):
+            ours = [sympy.Float(1.5) if i == constant else program.placeholder(i)
+                    for i in range(n)]
+            theirs = [sympy.Float(1.5) if i == constant else plain[i] for i in range(n)]
+            try:
+                expected = target.printer().doprint(opdef.expr({}, theirs))
+            except Exception as error:     # no spelling for this backend: none for ours
+                with pytest.raises(type(error)):
+                    target.printer().doprint(opdef.expr({}, ours))
+                continue
+            assert target.printer().doprint(opdef.expr({}, ours)) == expected
+    finally:
+        del program.PLACEHOLDERS[-n:]

@@ -7,30 +7,48 @@ print it, one statement per node, so their cost is linear in the graph.
 Printing goes through SymPy printers, but printing each statement from scratch costs
 ~150 us. So each distinct (op, parameters, inlined constants) is printed once, with
 placeholder symbols for the operands, into a template that later statements fill in.
-The template of an op without parameters whose operands are placeholders and numbers
-is its SymPy form as written, unevaluated: SymPy would only reorder or fold its terms
-(the placeholders are distinct), and its first evaluated sum imports sympy.tensor, 20 ms
-a compile-only process of such ops need not pay. Dims in parameters or constants need
-SymPy's evaluation (Piecewise of Eq(n, 1) folds to a branch) and get it.
+Sums of placeholders are built unevaluated (``Placeholder``).
 """
 import re
 import threading
 
 import sympy
-from sympy.core.parameters import evaluate
 
 from .graph import topo_order
 from .opdef import OPS
 from .shapes import broadcast_shapes, shapes_equal
 
 _PLACEHOLDER = re.compile(r"\b(sgarg\d+)\b")
-PLACEHOLDERS = [sympy.Symbol(f"sgarg{i}") for i in range(8)]
+
+
+class Placeholder(sympy.Symbol):
+    """An operand of a template. A sum or difference with it is built unevaluated: SymPy
+    would only put the terms in its canonical order, which its printers restore, and its
+    first evaluated sum imports sympy.tensor (20 ms), which a process that compiles sums
+    of its inputs need not pay. Its ``_op_priority`` makes 1.0 - x call ``__rsub__``."""
+
+    _op_priority = 10.5
+
+    def __add__(self, other):
+        return sympy.Add(self, sympy.sympify(other), evaluate=False)
+
+    def __radd__(self, other):
+        return sympy.Add(sympy.sympify(other), self, evaluate=False)
+
+    def __sub__(self, other):
+        return sympy.Add(self, -sympy.sympify(other), evaluate=False)
+
+    def __rsub__(self, other):
+        return sympy.Add(sympy.sympify(other), -self, evaluate=False)
+
+
+PLACEHOLDERS = [Placeholder(f"sgarg{i}") for i in range(8)]
 
 
 def placeholder(i):
     """The symbol standing for operand ``i`` in a template."""
     while len(PLACEHOLDERS) <= i:
-        PLACEHOLDERS.append(sympy.Symbol(f"sgarg{len(PLACEHOLDERS)}"))
+        PLACEHOLDERS.append(Placeholder(f"sgarg{len(PLACEHOLDERS)}"))
     return PLACEHOLDERS[i]
 
 
@@ -122,13 +140,7 @@ class TemplateCache:
                         _as_float(node, i, v) if self.float_constants else v
                         for i, v in enumerate(inline)]
             with self.lock:
-                numbers = all(v is None or getattr(v, "is_Number", False) for v in inline)
-                if node.params or not numbers:
-                    expr = node.local_expr(operands)
-                else:
-                    with evaluate(False):
-                        expr = node.local_expr(operands)
-                tpl = self._print(expr)
+                tpl = self._print(node.local_expr(operands))
             self.cache[key] = tpl
         return tpl
 
