@@ -351,3 +351,37 @@ def test_an_unwritable_cache_still_loads(tmp_path, monkeypatch):
     folder.mkdir()
     (folder / "mul.yaml").write_text(MUL_OK)
     assert _table_from(folder)["mul"].jvp is not None
+
+
+def test_a_checked_files_formulas_compile_on_first_use(tmp_path, monkeypatch):
+    monkeypatch.setenv("SYMGRAD_CACHE", str(tmp_path / "cache"))
+    folder = tmp_path / "rules"
+    folder.mkdir()
+    (folder / "mul.yaml").write_text(MUL_OK)
+    first = _table_from(folder)["mul"].vjp["x"]
+    assert first._fn is not None                     # checked now, compiled at load
+    later = _table_from(folder)["mul"]
+    assert later.vjp["x"]._fn is None and later.jvp._fn is None
+    x, y = sg.symbol("x", ()), sg.symbol("y", ())
+    assert later.vjp["x"]({"x": x, "y": y, "grad": x, "result": x * y}) is x * y
+    assert later.vjp["x"]._fn is not None and later.vjp["x"].names == {"grad", "y"}
+
+
+def test_a_cache_that_calls_a_bad_file_checked_still_names_the_line(tmp_path, monkeypatch):
+    import json
+    monkeypatch.setenv("SYMGRAD_CACHE", str(tmp_path / "cache"))
+    folder = tmp_path / "rules"
+    folder.mkdir()
+    path = folder / "mul.yaml"
+    bad = MUL_OK.replace("grad * y", "grad.shape")
+    path.write_text(bad)
+    cache = tmp_path / "cache" / "rules" / rules_module.ComposedRules.NAME
+    with pytest.raises(sg.RuleError, match=r"mul\.yaml:2: "):
+        _table_from(folder)
+    files = json.loads(cache.read_text())
+    assert files[str(path.resolve())][2] is False
+    files[str(path.resolve())][2] = True             # a tampered cache
+    cache.write_text(json.dumps(files))
+    rule = _table_from(folder)["mul"]
+    with pytest.raises(sg.RuleError, match=r"mul\.yaml:2: "):
+        rule.vjp["x"]({})

@@ -37,15 +37,47 @@ def formula_functions():
 
 
 class Formula:
-    """One parsed formula: its text, where it came from, and a closure evaluating it."""
+    """One parsed formula: its text, where it came from, and a closure evaluating it.
+    A formula of a rule file checked in an earlier process (``diff.rules.ComposedRules``)
+    is compiled on its first use (``Formula.deferred``): a process then compiles only the
+    rules its functions use."""
+
+    __slots__ = ("text", "_fn", "_names", "_source")
 
     def __init__(self, text, fn, names):
         self.text = text
-        self.fn = fn
-        self.names = names
+        self._fn = fn
+        self._names = names
+        self._source = None
+
+    @classmethod
+    def deferred(cls, text, allowed, where, functions):
+        formula = cls(text.strip(), None, None)
+        formula._source = (text, allowed, where, functions)
+        return formula
+
+    def _compile(self):
+        compiled = compile_formula(*self._source)
+        self._fn, self._names = compiled._fn, compiled._names
+
+    @property
+    def fn(self):
+        if self._fn is None:
+            self._compile()
+        return self._fn
+
+    @property
+    def names(self):
+        if self._fn is None:
+            self._compile()
+        return self._names
 
     def __call__(self, env):
-        return self.fn(env)
+        fn = self._fn
+        if fn is None:
+            self._compile()
+            fn = self._fn
+        return fn(env)
 
     def __repr__(self):
         return self.text

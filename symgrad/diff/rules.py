@@ -181,13 +181,15 @@ def compose_rules(text, file):
     return [_entry(item, file) for item in root.value]
 
 
-def parse_rules(text, file, entries=None, functions=None):
+def parse_rules(text, file, entries=None, functions=None, checked=False):
     """Rules from one file's text; raises RuleError with file and line on any problem.
     ``entries``: the text's ``compose_rules``, when known already; ``functions``: the
-    ``formula_functions()``, when known already."""
+    ``formula_functions()``, when known already; ``checked``: this very text was parsed
+    without error before, so its formulas are compiled on first use."""
     if entries is None:
         entries = compose_rules(text, file)
     rules, functions = [], functions or formula_functions()
+    formula = Formula.deferred if checked else compile_formula
     for fields, line in entries:
         fields = dict(fields)
         if "op" not in fields:
@@ -211,14 +213,14 @@ def parse_rules(text, file, entries=None, functions=None):
         for key, (text, fline) in fields.items():
             where = (file, fline, name)
             if key == "jvp":
-                jvp = compile_formula(text, base | {i + "_t" for i in inputs}, where, functions)
+                jvp = formula(text, base | {i + "_t" for i in inputs}, where, functions)
             elif key in inputs:
                 if text.strip() == NON_DIFFERENTIABLE:
                     vjp[key] = NON_DIFFERENTIABLE
                 elif text.strip().startswith("not_implemented"):
                     vjp[key] = _not_implemented(text, where)
                 else:
-                    vjp[key] = compile_formula(text, base | {"grad"}, where, functions)
+                    vjp[key] = formula(text, base | {"grad"}, where, functions)
             else:
                 raise RuleError(f"{file}:{fline}: rule {name}: '{key}' is neither an input "
                                 f"({', '.join(inputs)}) nor 'jvp'")
@@ -261,12 +263,13 @@ def rules_dir():
 
 class ComposedRules:
     """The composed YAML of rule files (``compose_rules``), kept on disk by each file's
-    text: a fresh process then reads one JSON file instead of importing PyYAML and
-    composing every rule file, about a third of the first gradient function's fixed cost.
-    An entry is used only for the very text it was composed from, and only when it has
-    the shape ``compose_rules`` returns; anything else is composed again."""
+    text, with whether that text was parsed without error: a fresh process then reads one
+    JSON file instead of importing PyYAML and composing every rule file, and compiles a
+    checked file's formulas on first use, together most of the first gradient function's
+    fixed cost. An entry is used only for the very text it was made from, and only when
+    it has the shape ``compose_rules`` returns; anything else is composed again."""
 
-    NAME = "composed-1.json"
+    NAME = "composed-2.json"
 
     def __init__(self, path, files):
         self.path = path
@@ -290,14 +293,21 @@ class ComposedRules:
         return cls(path, files if isinstance(files, dict) else {})
 
     def entries(self, key, text, file):
+        """(entries, checked) of the file at ``key`` whose text is ``text``."""
         hit = self.files.get(key)
-        if (isinstance(hit, list) and len(hit) == 2 and hit[0] == text
+        if (isinstance(hit, list) and len(hit) == 3 and hit[0] == text
                 and _well_formed(hit[1])):
-            return hit[1]
+            return hit[1], hit[2] is True
         entries = compose_rules(text, file)
-        self.files[key] = [text, entries]
+        self.files[key] = [text, entries, False]
         self.dirty = True
-        return entries
+        return entries, False
+
+    def checked(self, key):
+        """The file at ``key`` parsed without error."""
+        if self.files[key][2] is not True:
+            self.files[key][2] = True
+            self.dirty = True
 
     def save(self):
         if not self.dirty or self.path is None:
@@ -352,8 +362,8 @@ class RuleTable:
         return self._loaded
 
     def load_text(self, text: str, file: str = "<string>", entries: Any = None,
-                  functions: Any = None) -> list[Rule]:
-        new = parse_rules(text, file, entries, functions)
+                  functions: Any = None, checked: bool = False) -> list[Rule]:
+        new = parse_rules(text, file, entries, functions, checked)
         seen: dict[str, Rule] = {}
         for r in new:
             if r.name in seen:
@@ -374,12 +384,16 @@ class RuleTable:
 
     def load_dir(self, folder: str | Path, display: str | None = None) -> None:
         composed, functions = ComposedRules.load(), formula_functions()
-        for path in sorted(Path(folder).glob("*.yaml")):
-            text = path.read_text()
-            file = f"{display}/{path.name}" if display else str(path)
-            self.load_text(text, file, composed.entries(str(path.resolve()), text, file),
-                           functions)
-        composed.save()
+        try:
+            for path in sorted(Path(folder).glob("*.yaml")):
+                text = path.read_text()
+                file = f"{display}/{path.name}" if display else str(path)
+                key = str(path.resolve())
+                entries, checked = composed.entries(key, text, file)
+                self.load_text(text, file, entries, functions, checked)
+                composed.checked(key)
+        finally:
+            composed.save()
 
     def __getitem__(self, name: str) -> Rule:
         try:
