@@ -385,3 +385,14 @@ def test_a_cache_that_calls_a_bad_file_checked_still_names_the_line(tmp_path, mo
     rule = _table_from(folder)["mul"]
     with pytest.raises(sg.RuleError, match=r"mul\.yaml:2: "):
         rule.vjp["x"]({})
+
+
+def test_the_shipped_rule_files_are_read_from_the_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("SYMGRAD_CACHE", str(tmp_path / "cache"))
+    RuleTable(rules_dir(), display="rules")._rules
+    composed = []
+    real = rules_module.compose_rules
+    monkeypatch.setattr(rules_module, "compose_rules",
+                        lambda text, file: composed.append(file) or real(text, file))
+    table = RuleTable(rules_dir(), display="rules")
+    assert len(table) == len(sg.rules) and composed == []

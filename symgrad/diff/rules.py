@@ -267,7 +267,9 @@ class ComposedRules:
     JSON file instead of importing PyYAML and composing every rule file, and compiles a
     checked file's formulas on first use, together most of the first gradient function's
     fixed cost. An entry is used only for the very text it was made from, and only when
-    it has the shape ``compose_rules`` returns; anything else is composed again."""
+    it has the shape ``compose_rules`` returns; anything else is composed again. Like
+    Python's ``__pycache__`` and Numba's cache, the folder is trusted not to be edited by
+    someone else: what it says a text composes to is not composed again to check."""
 
     NAME = "composed-2.json"
 
