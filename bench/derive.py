@@ -5,7 +5,9 @@ with one BLAS thread, and times ``sg.grad_fn(f, ...)`` + ``.compile("numpy")`` +
 call, the figure ``bench/run.py`` reports as "derive s":
 
     small 4 scalars    f(a, b, c, d) = sin(a)*b + c*d**2 - exp(a*c): the fixed cost of the
-                       first gradient function of a process, and of a second one after it
+                       first gradient function of a process, of a second one after it
+                       (cos, log, tanh: ops new to the process) and of a third one of
+                       the first one's ops
     bench problems     rosenbrock n=10, mlp 16/16/16 b8, logreg N=1000 d=50 (problems.py)
     chain K            f = x_K, x_{k+1} = sin(x_k)*x_k + cos(y)*x_k, for K = 10³ and 10⁴, with
                        time(10⁴)/time(10³) (10 is linear)
@@ -34,7 +36,10 @@ def small(sg):
 
     def g(a, b, c, d):
         return sg.cos(a) * b + c * d ** 3 - sg.log(a * c) + sg.tanh(b * d)
-    return f, g
+
+    def h(p, q, r, s):
+        return sg.exp(p) * q - r * s ** 2 + sg.sin(p * s)
+    return f, g, h
 
 
 def chain(sg, K):
@@ -64,10 +69,10 @@ def case_main(name, K):
         fn(1.0, 1.2)
         return {"s": time.perf_counter() - t0}
     import symgrad as sg
-    if name in ("small", "small-second"):
-        f, g = small(sg)
+    if name in ("small", "small-second", "small-third"):
+        f, g, h = small(sg)
         out = {}
-        for label, fn in (("small", f), ("small-second", g)):
+        for label, fn in (("small", f), ("small-second", g), ("small-third", h)):
             t0 = time.perf_counter()
             c = sg.grad_fn(fn).compile("numpy")
             c(0.5, 1.5, 2.0, 0.7)
@@ -92,6 +97,7 @@ def case_main(name, K):
 
 CASES = [("small", "small 4 scalars, first function", "small", 0),
          ("small-second", "small 4 scalars, second function", "small-second", 0),
+         ("small-third", "small 4 scalars, third (known ops)", "small-third", 0),
          ("rosenbrock", "rosenbrock n=10", "rosenbrock:n=10", 0),
          ("mlp", "mlp 16/16/16 b8", "mlp:16/16/16 b8", 0),
          ("logreg", "logreg N=1000 d=50", "logreg:N=1000 d=50", 0),
