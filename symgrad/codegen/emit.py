@@ -160,6 +160,8 @@ def _check_dims_bound(prog, inputs):
     appears inside the function (``broadcast_to(x, ("k", 3))``) has no value at run time."""
     bound = bindable_dims([x.shape for x in inputs])
     for _, node, _ in prog.statements:
+        if not node.shape and not node.is_const:
+            continue
         dims = set(dim_symbols(node.shape))
         if node.is_const:
             dims |= {s for s in node.attrs["value"].free_symbols if s.is_integer}
