@@ -1,22 +1,25 @@
 """symgrad's folder of derived files that may be rebuilt at any time: ``$SYMGRAD_CACHE``,
-else ``~/.cache/symgrad``, else a folder in the system's temporary directory when the
-home folder cannot be written. Nothing in it is code symgrad runs without checking:
-each user of a subfolder validates what it reads and rebuilds on any doubt."""
+else ``~/.cache/symgrad``, else a folder in the system's temporary directory when there is
+no home folder or it cannot be written. Its files are trusted as Python trusts
+``__pycache__``: each user of a subfolder checks that an entry belongs to what it was made
+from (a rule file's text, a kernel's source), not that nobody else edited it."""
 import os
 import tempfile
 
 
 def cache_folder(name: str) -> str:
     """The subfolder ``name`` of the cache, created if missing."""
-    root = os.environ.get("SYMGRAD_CACHE") or os.path.join(
-        os.path.expanduser("~"), ".cache", "symgrad")
-    path = os.path.join(root, name)
-    try:
-        os.makedirs(path, exist_ok=True)
-        if os.access(path, os.W_OK):
-            return path
-    except OSError:
-        pass
+    home = os.path.expanduser("~")
+    root = os.environ.get("SYMGRAD_CACHE") or (
+        os.path.join(home, ".cache", "symgrad") if os.path.isabs(home) else None)
+    if root is not None:
+        path = os.path.join(root, name)
+        try:
+            os.makedirs(path, exist_ok=True)
+            if os.access(path, os.W_OK):
+                return path
+        except OSError:
+            pass
     path = os.path.join(tempfile.gettempdir(), f"symgrad-{name}")
     os.makedirs(path, exist_ok=True)
     return path
