@@ -7,14 +7,13 @@ assembled from ``emit``'s argument checks and error translation."""
 import importlib.util
 import os
 import sys
-import tempfile
 import threading
 import warnings
 
 import numpy
 
 from ..core.build import gc_paused
-from ..core.user_cache import cache_folder
+from ..core.user_cache import cache_folder, write_atomically
 from ..core.opdef import OPS
 from ..core.program import Program
 from ..errors import ArgumentError, EvaluationError
@@ -45,10 +44,7 @@ def load_module(src):
         return module
     path = os.path.join(cache_dir(), f"k{digest}.py")
     if not os.path.exists(path):
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
-        with os.fdopen(fd, "w") as f:
-            f.write(src)
-        os.replace(tmp, path)
+        write_atomically(path, src)
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

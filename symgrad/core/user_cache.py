@@ -23,3 +23,17 @@ def cache_folder(name: str) -> str:
     path = os.path.join(tempfile.gettempdir(), f"symgrad-{name}")
     os.makedirs(path, exist_ok=True)
     return path
+
+
+def write_atomically(path: str, text: str) -> None:
+    """``text`` as the file ``path``, which readers (other processes too) see whole or
+    not at all: written beside it, then renamed over it."""
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

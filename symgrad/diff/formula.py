@@ -56,28 +56,20 @@ class Formula:
         formula._source = (text, allowed, where, functions)
         return formula
 
-    def _compile(self):
-        compiled = compile_formula(*self._source)
-        self._fn, self._names = compiled._fn, compiled._names
-
     @property
     def fn(self):
         if self._fn is None:
-            self._compile()
+            compiled = compile_formula(*self._source)
+            self._fn, self._names = compiled._fn, compiled._names
         return self._fn
 
     @property
     def names(self):
-        if self._fn is None:
-            self._compile()
+        self.fn
         return self._names
 
     def __call__(self, env):
-        fn = self._fn
-        if fn is None:
-            self._compile()
-            fn = self._fn
-        return fn(env)
+        return (self._fn or self.fn)(env)
 
     def __repr__(self):
         return self.text

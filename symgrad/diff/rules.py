@@ -316,13 +316,10 @@ class ComposedRules:
             return
         import json
         import os
-        import tempfile
+        from ..core.user_cache import write_atomically
         self.files = {k: v for k, v in self.files.items() if os.path.isfile(k)}
         try:
-            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(self.path), suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(self.files, f)
-            os.replace(tmp, self.path)
+            write_atomically(self.path, json.dumps(self.files))
         except OSError:
             pass
         self.dirty = False

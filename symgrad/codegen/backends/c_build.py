@@ -20,6 +20,7 @@ import tempfile
 import threading
 
 from ...core.optional import MissingDependencyError
+from ...core.user_cache import cache_folder
 from ...errors import SymgradError
 
 FLAGS = ("-fPIC", "-shared", "-std=gnu99", "-fno-math-errno", "-w") + (
@@ -53,9 +54,7 @@ _lock = threading.Lock()
 
 
 def cache_dir():
-    root = os.environ.get("SYMGRAD_CACHE") or os.path.join(
-        os.path.expanduser("~"), ".cache", "symgrad")
-    return os.path.join(root, "c")
+    return cache_folder("c")
 
 
 def _sysconfig():
