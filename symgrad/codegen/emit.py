@@ -140,6 +140,8 @@ def _arguments_code(args, backend, arrays, preamble):
         preamble.update(backend.index_helpers)
     checks = _shape_checks(args, backend)
     prologue = backend.prologue([a.code for a in floats], arrays, floats)
+    if len(floats) < len(args):
+        prologue += backend.with_ids_lines()
     entry = backend.entry_lines(floats)
     ready = None
     if args and len(floats) == len(args) and all(a.shape for a in args):
@@ -177,20 +179,30 @@ def _check_dims_bound(prog, inputs):
 
 def _dim_checks(prog, inputs):
     """Lines refusing arguments for which a dim expression of the program is negative
-    (``x[1:]`` has n - 1 elements: none for n = 0 in torch, an error here)."""
+    (``x[1:]`` has n - 1 elements: none for n = 0 in torch, an error here), or for which
+    an op's assumption about symbolic dims fails (``OpDef.requires``: x[3] of an (n,)
+    array at n = 2, which compiled kernels would read out of bounds)."""
     seen, lines = set(), []
+
+    def check(d, said):
+        if isinstance(d, int) or isinstance(d, sympy.Symbol) or d in seen \
+                or _nonnegative_at_zero_sizes(d):
+            return
+        seen.add(d)
+        dims = sorted(d.free_symbols, key=str)
+        values = [part for s in dims for part in (f"{s} = ", Code(code_name(s.name)), ", ")]
+        message = say(f"{said}; at these arguments ", *values[:-1],
+                      "; give arguments with larger dims")
+        lines.extend([f"if {dim_code(d)} < 0:", f"    raise ArgumentError({message})"])
+
     for _, node, _ in prog.statements:
         for d in node.shape:
-            if isinstance(d, int) or isinstance(d, sympy.Symbol) or d in seen \
-                    or _nonnegative_at_zero_sizes(d):
-                continue
-            seen.add(d)
-            dims = sorted(d.free_symbols, key=str)
-            values = [part for s in dims for part in (f"{s} = ", Code(code_name(s.name)), ", ")]
-            message = say(f"{node.op} makes an array of shape {fmt_shape(node.shape)}, whose "
-                          f"dim {d} must not be negative; at these arguments ", *values[:-1],
-                          "; give arguments with larger dims")
-            lines += [f"if {dim_code(d)} < 0:", f"    raise ArgumentError({message})"]
+            check(d, f"{node.op} makes an array of shape {fmt_shape(node.shape)}, whose dim "
+                     f"{d} must not be negative")
+        requires = OPS[node.op].requires
+        if requires is not None:
+            for d, what in requires(node.attrs, [i.shape for i in node.inputs]):
+                check(sympy.sympify(d), what)
     return lines
 
 
@@ -221,9 +233,22 @@ def _output_code(node, name_of, backend, printer, shape):
             return backend.scalar_output(node.attrs["value"], printer)
         return printer.doprint(node.expr)
     name = name_of(node)
-    if node.shape and (node.is_symbol or node.is_array or OPS[node.op].readonly):
+    if node.kind != "float" or OPS[node.op].pointwise and any(
+            i.kind != "float" for i in node.inputs):
+        # d/dx of x*abs(y), y ids: abs(y) is computed as ints, the gradient is floats
+        return backend.as_float(name, node.shape)
+    if node.shape and _views_an_argument(node):
         return backend.copy(name)
-    return name
+    return name if node.shape else backend.scalar_result(name)
+
+
+def _views_an_argument(node):
+    """Whether the array computed for ``node`` may share memory with an argument or a
+    captured array (x[0], W.T), or be read-only: an output is then copied, as the user
+    may write into a gradient."""
+    while OPS[node.op].view and node.inputs:
+        node = node.inputs[0]
+    return node.is_symbol or node.is_array or OPS[node.op].readonly
 
 
 def scatter_accumulations(prog, outputs):

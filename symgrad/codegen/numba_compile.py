@@ -17,7 +17,7 @@ from ..core.user_cache import cache_folder, write_atomically
 from ..core.opdef import OPS
 from ..core.program import Program
 from ..errors import ArgumentError, EvaluationError
-from .backends import numba_kernels as nk
+from .backends import internal, numba_kernels as nk
 from .backends.numba import require_numba
 from .emit import (Argument, Code, _arguments_code, _check_dims_bound, _dim_checks,
                    _output_code, _translated_errors, say, scatter_accumulations)
@@ -139,8 +139,10 @@ def build(backend, outputs, inputs, func_name, with_value, zero_shapes, exclude)
         if a.shape and a.node.kind == "float":
             body += [f"if {a.code}.dtype is not _FLOAT64 or not {a.code}.flags.c_contiguous:",
                      f"    {a.code} = numpy.ascontiguousarray({a.code}, dtype=_FLOAT64)"]
-        elif a.node.kind != "float":
+        elif a.node.kind != "float" and a.shape:
             body += [f"{a.code} = numpy.ascontiguousarray({a.code})"]
+        elif a.node.kind != "float":   # a 0-d id or flag: the kernel takes a scalar
+            body += [f"{a.code} = {'bool' if a.node.kind == 'bool' else 'int'}({a.code})"]
     computing = len(body)
 
     if exclude is None:   # every attempt failed: NumPy only
@@ -193,10 +195,14 @@ def build(backend, outputs, inputs, func_name, with_value, zero_shapes, exclude)
     def name_of(node):
         return prog.name_of(node)
     printer = numpy_cache.printer
-    items = [_output_code(o, name_of, backend, printer, s) for o, s in zip(outputs, zero_shapes)]
+    # a program of scalars returns Python floats, as the NumPy backend's math code does
+    scalars = len(floats) == len(inputs) and not any(x.shape for x in inputs) and not any(
+        node.shape for _, node, _ in prog.statements)
+    returns = internal("math") if scalars else backend
+    items = [_output_code(o, name_of, returns, printer, s) for o, s in zip(outputs, zero_shapes)]
     result = "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
     if with_value is not None:
-        value = _output_code(with_value, name_of, backend, printer, with_value.shape)
+        value = _output_code(with_value, name_of, returns, printer, with_value.shape)
         result = f"({value}, {result})"
     body.append(f"return {backend.result(result, floats)}")
     body = body[:computing] + _translated_errors(body[computing:], func_name)

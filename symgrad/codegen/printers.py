@@ -12,7 +12,7 @@ import math
 import sympy
 from sympy.printing.precedence import PRECEDENCE
 
-from ..core.opdef import render
+from ..core.opdef import is_scalar_constant, render
 from ..core.program import PLACEHOLDERS
 from .names import code_name, dim_code
 
@@ -25,11 +25,6 @@ def float_literal(value):
     if math.isinf(value):
         return "math.inf" if value > 0 else "(-math.inf)"
     return repr(value) if value >= 0 else f"({value!r})"
-
-
-def is_scalar_constant(e):
-    """A number or an expression in dims (integer symbols): a Python scalar at run time."""
-    return e.is_number or bool(e.free_symbols) and all(s.is_integer for s in e.free_symbols)
 
 
 def fold(fn, args):

@@ -259,6 +259,7 @@ defop("const", (), sympy=_const_expr, sympy_class=Fill, sympy_params=("shape", "
       shape=_leaf_shape, differentiable=False, text=_fill_text, latex=_fill_latex,
       numpy="numpy.full({shape}, {value}, dtype=numpy.float64)",
       torch="torch.full({shape}, {value}, dtype=_dt, device=_dev)",
+      jax="jax.numpy.full({shape}, {value}, dtype=_dt)",
       elements=lambda ctx: _filled_elements(ctx.shape, ctx.attrs["value"]),
       bounds=lambda attrs: _const_bounds(attrs["value"]),
       doc="a constant filling its shape: a number or an expression of dims")

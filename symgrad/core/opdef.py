@@ -74,6 +74,12 @@ def spelling(value):
     return Spelling(value)
 
 
+def is_scalar_constant(e):
+    """A number or an expression in dims (integer symbols): a Python scalar at run time,
+    which code that needs a tensor (``torch.where``, an aten op) must first make one."""
+    return e.is_number or bool(e.free_symbols) and all(s.is_integer for s in e.free_symbols)
+
+
 def _operand_text(printer, expr, spec):
     """``expr`` as ``printer`` prints an operand, parenthesised at the precedence ``spec``
     names ("", "atom", "pow", "mul", "add"); a printer may override ``operand_text``."""
@@ -123,6 +129,11 @@ class Operand:
 
     def __str__(self):
         return _operand_text(self.printer, self.expr, "")
+
+    @property
+    def is_scalar(self):
+        """A constant operand (a number, or dims), printed as a Python scalar."""
+        return is_scalar_constant(self.expr)
 
 
 class Param:
@@ -282,6 +293,8 @@ class OpDef:
     fresh         its code returns a new array (never a view of an operand)
     scatter       zeros(params["shape"]) with the operand written at params["index"]
     readonly      its code returns a read-only view (outputs are copied)
+    view          its code may return a view of its operand (basic indexing, reshape,
+                  transpose): an output that views an argument is copied
     bool_inputs   boolean operands stay boolean (others are cast to 0.0/1.0 first)
     augmented     its in-place form (``"+="``): code may accumulate into a fresh buffer
     exact_operands  operand positions whose integer constants code keeps as integers (an
@@ -292,6 +305,9 @@ class OpDef:
     bounds        (attrs, *operand intervals) -> (lo, hi), an interval holding every
                   finite element of the result (``core.structure.bounds``: code that
                   exploits a sign, a Gram matrix of nonnegative weights); None: unknown
+    requires      (attrs, operand shapes) -> ((dim expression, what it says), ...): what
+                  the op assumed of symbolic dims, each expression >= 0 for sizes it is
+                  right at (x[3] of an (n,) array: n - 4 >= 0); code checks them on entry
     """
 
     def __init__(self, name, inputs, *, sympy=None, sympy_class=None, sympy_params=None,
@@ -299,10 +315,10 @@ class OpDef:
                  text=None, latex=None, numpy=None, torch=None, math=None, jax=None,
                  numpy_text=None, matrix=None,
                  elements=None, batch=None, torch_names=(), differentiable=True,
-                 pointwise=False, fresh=False, scatter=False, readonly=False,
+                 pointwise=False, fresh=False, scatter=False, readonly=False, view=False,
                  bool_inputs=False, wrapper=False, augmented=None, exact_operands=(),
                  node_rule=False, precedence="Func", latex_precedence=None, key_params=None,
-                 bounds=None, module=None, doc=""):
+                 bounds=None, requires=None, module=None, doc=""):
         self.name = name
         self.inputs = tuple(inputs) if inputs is not None else None
         self.nargs = len(self.inputs) if self.inputs is not None else None
@@ -324,6 +340,7 @@ class OpDef:
         self.fresh = fresh
         self.scatter = scatter
         self.readonly = readonly
+        self.view = view
         self.bool_inputs = bool_inputs
         self.wrapper = wrapper
         self.augmented = augmented
@@ -333,6 +350,7 @@ class OpDef:
         self.latex_precedence = latex_precedence or precedence
         self.key_params = key_params
         self.bounds = bounds
+        self.requires = requires
         self.module = module or "symgrad.core.ops"
         self.doc = doc
         self.function = None

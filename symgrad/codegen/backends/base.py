@@ -85,6 +85,15 @@ class Backend:
         """The returned expression of a constant scalar output."""
         return printer.doprint(value)
 
+    def scalar_result(self, name):
+        """The returned expression of a computed scalar output named ``name``."""
+        return name
+
+    def as_float(self, name, shape):
+        """The returned expression of an output computed as ints or bools: floats (a
+        fresh array), as the gradient of a float input is."""
+        raise NotImplementedError
+
     def array_constant(self, array):
         """A captured array as the compiled code's namespace holds it."""
         return array
@@ -97,6 +106,10 @@ class Backend:
     def array_literal(self, array):
         """A captured array as standalone source writes it."""
         raise NotImplementedError
+
+    def with_ids_lines(self):
+        """Lines after the prologue of a function that also takes ids or flags."""
+        return []
 
     def body_prefix(self, args):
         """Lines before the statements (after the argument checks)."""

@@ -300,3 +300,6 @@ class CBackend(Backend):
     def copy(self, name):
         return _NUMPY.copy(name)
 
+    def as_float(self, name, shape):
+        return _NUMPY.as_float(name, shape)
+

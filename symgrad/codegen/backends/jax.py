@@ -44,7 +44,8 @@ from ..names import shape_code
 from ..printers import ArrayPrinting, fold
 from .base import Backend
 
-NUMPY_NAME = re.compile(r"(?<![\w.])numpy\.")
+# float(numpy.float64(c)/n), a constant over dims, stays host arithmetic: dims are static
+NUMPY_NAME = re.compile(r"(?<![\w.])(?<!float\()numpy\.")
 # NumPy idioms jax.numpy spells differently (sizes of static shapes stay Python ints)
 IDIOMS = ((re.compile(r"int\(numpy\.prod\("), "int(math.prod("),
           (re.compile(r"kind=(['\"])stable\1"), "stable=True"),
@@ -290,6 +291,9 @@ class JaxBackend(Backend):
 
     def copy(self, name):
         return name          # immutable: an output cannot alias anything the user mutates
+
+    def as_float(self, name, shape):
+        return f"jax.numpy.asarray({name}, dtype=_dt)"
 
     def scalar_output(self, value, printer):
         return f"jax.numpy.asarray({printer.doprint(value)}, dtype=_dt)"

@@ -47,5 +47,8 @@ class MathBackend(Backend):
     def zeros(self, shape):
         return "0.0"
 
+    def as_float(self, name, shape):
+        return f"float({name})"
+
     def scalar_output(self, value, printer):
         return float_literal(float(value))

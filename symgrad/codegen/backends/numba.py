@@ -15,10 +15,6 @@ written to ``$SYMGRAD_CACHE/numba/<hash>.py`` (default ``~/.cache/symgrad/numba`
 a hash of their source, and imported from there, so a second process reuses the machine
 code instead of compiling again (about a second per kernel).
 """
-import math
-
-import numpy
-
 from ...core.optional import MissingDependencyError
 from ...core.program import TemplateCache
 from .math import MathCodePrinter
@@ -39,11 +35,16 @@ class ElementPrinter(MathCodePrinter):
     """One element of an elementwise op, as scalar code Numba compiles."""
 
     def _print_Pow(self, expr, rational=False):
-        """A power of dims in float: Numba's int ** negative int is an integer (0)."""
+        """A negative integer power as a quotient: Numba's x ** negative int is an
+        integer power, 0 for an int x and an error for x = 0, where NumPy and torch give
+        1/x**k and inf. A power of dims in float (dims are ints)."""
         base, e = expr.args
-        if base.free_symbols and all(s.is_integer for s in base.free_symbols) \
-                and not (e.is_Integer and e >= 0):
-            return f"float({self._print(base)})**{self.arg(e, 'Pow')}"
+        dims = bool(base.free_symbols) and all(s.is_integer for s in base.free_symbols)
+        b = f"float({self._print(base)})" if dims else self.arg(base, "Pow")
+        if e.is_Integer and e < 0:
+            return f"(1.0/{b})" if e == -1 else f"(1.0/{b}**{-int(e)})"
+        if dims and not (e.is_Integer and e >= 0):
+            return f"{b}**{self.arg(e, 'Pow')}"
         return super()._print_Pow(expr, rational)
 
 
@@ -64,8 +65,9 @@ class NumbaBackend(NumpyBackend):
         self._elements = None
         self._arrays = None
 
-    def namespace(self):
-        return {"numpy": numpy, "math": math, "_FLOAT64": numpy.dtype(numpy.float64)}
+    def scalar_result(self, name):
+        """A kernel returns Python floats; the NumPy backend NumPy scalars."""
+        return f"numpy.float64({name})"
 
     def caches(self):
         if self._elements is None:

@@ -45,6 +45,12 @@ class NumpyCodePrinter(ArrayPrinting, NumPyPrinter):
         return f"_erf({self._print(expr.args[0])})"
 
 
+# float64 promoted from arrays of different dtypes: equal to float64 but not the canonical
+# dtype object, so ``_dt is _FLOAT64`` (no conversion needed) fails and every result is
+# converted; a term of a float32 input alone is float32 in NumPy, float64 in torch
+PROMOTED64 = numpy.dtype(numpy.float64).newbyteorder("=")
+
+
 class NumpyBackend(Backend):
     name = "numpy"
     modules = ("math", "numpy")
@@ -63,19 +69,25 @@ class NumpyBackend(Backend):
         "    dt = None\n"
         "    for v in values:\n"
         "        d = getattr(v, 'dtype', None)\n"
+        "        if d is not None and not isinstance(d, numpy.dtype):\n"
+        "            d = numpy.asarray(v).dtype\n"
         "        d = d if d is not None and d.kind == 'f' else _FLOAT64\n"
         "        dt = d if dt is None else numpy.promote_types(dt, d)\n"
         "    return _FLOAT64 if dt is None or dt == _FLOAT64 else dt\n\n\n"
+        "def _promoted(*arrays):\n"
+        "    dt = numpy.result_type(*arrays)\n"
+        "    return _PROMOTED64 if dt is _FLOAT64 else dt\n\n\n"
         "def _in_dtype(dt, values):\n"
         "    if type(values) is tuple:\n"
         "        return tuple(_in_dtype(dt, v) for v in values)\n"
-        "    return numpy.asarray(values, dtype=dt)[()]\n")
+        "    return numpy.asarray(values, dtype=_FLOAT64 if dt is _PROMOTED64 else dt)[()]\n")
 
     def printer(self):
         return NumpyCodePrinter()
 
     def namespace(self):
-        return {"numpy": numpy, "math": math, "_FLOAT64": numpy.dtype(numpy.float64)}
+        return {"numpy": numpy, "math": math, "_FLOAT64": numpy.dtype(numpy.float64),
+                "_PROMOTED64": PROMOTED64}
 
     def argument_lines(self, a):
         name = a.code
@@ -118,13 +130,18 @@ class NumpyBackend(Backend):
         if len(arrays_in) == 1:
             return [f"_dt = {arrays_in[0]}.dtype"]
         return [f"_dt = {arrays_in[0]}.dtype if {same} else "
-                f"numpy.result_type({', '.join(arrays_in)})"]
+                f"_promoted({', '.join(arrays_in)})"]
 
     def ready_lines(self, args):
         """float64 ndarrays need no conversion, and the result dtype is float64."""
         cond = " and ".join(f"type({a.code}) is numpy.ndarray and {a.code}.dtype is _FLOAT64"
                             for a in args)
         return cond, ["_dt = _FLOAT64"]
+
+    def with_ids_lines(self):
+        """NumPy keeps ints where torch gives the gradient floats (abs(y) as d/dx of
+        x*abs(y)): results are then always converted."""
+        return ["if _dt is _FLOAT64:", "    _dt = _PROMOTED64"]
 
     def body_prefix(self, args):
         return [f"{a.code} = numpy.float64({a.code})" for a in args if not a.shape]
@@ -135,13 +152,28 @@ class NumpyBackend(Backend):
         return f"{expr} if _dt is _FLOAT64 else _in_dtype(_dt, {expr})"
 
     def zeros(self, shape):
-        return f"numpy.zeros({shape_code(shape)})" if shape else "0.0"
+        return f"numpy.zeros({shape_code(shape)})" if shape else "numpy.float64(0.0)"
 
     def copy(self, name):
         return f"numpy.array({name}, _FLOAT64)"
 
+    def scalar_output(self, value, printer):
+        """A NumPy scalar, as the computed scalars of an array program are."""
+        return f"numpy.float64({printer.doprint(value)})"
+
+    def scalar_result(self, name):
+        """A computed scalar output as a NumPy scalar: ``numpy.where`` and a few other
+        functions return 0-d arrays for scalar operands."""
+        return f"{name}[()]"
+
+    def as_float(self, name, shape):
+        if not shape:
+            return f"numpy.float64({name})"
+        return f"numpy.array({name}, _FLOAT64)"
+
     def standalone_lines(self):
-        return ["_FLOAT64 = numpy.dtype(numpy.float64)"]
+        return ["_FLOAT64 = numpy.dtype(numpy.float64)",
+                "_PROMOTED64 = _FLOAT64.newbyteorder('=')"]
 
     def array_literal(self, array):
         return f"numpy.array({array.tolist()!r})"

@@ -168,10 +168,11 @@ class TorchBackend(Backend):
     def zeros(self, shape):
         return f"torch.zeros({shape_code(shape)}, dtype=_dt, device=_dev)"
 
-
-
     def copy(self, name):
         return f"{name}.clone()"
+
+    def as_float(self, name, shape):
+        return f"{name}.to(_dt, copy=True)"
 
     def scalar_output(self, value, printer):
         return f"torch.full((), {printer.doprint(value)}, dtype=_dt, device=_dev)"

@@ -212,6 +212,29 @@ def _index_shape(op, shapes, attrs):
     return tuple(out) + tuple(shapes[0][len(attrs["index"]):])
 
 
+def index_requirements(shape, index):
+    """What ``index`` assumed of the symbolic dims of ``shape``, as (expression >= 0, what
+    it says) pairs: an integer index lies within its axis (torch raises where NumPy would
+    wrap a negative one), a slice bound within its axis (a slice's length was computed
+    as if it did not clamp)."""
+    out = []
+    for axis, (d, e) in enumerate(zip(shape, index)):
+        if isinstance(d, int):
+            continue
+        d = sympy.sympify(d)
+        where = f"axis {axis} of an array of shape {fmt_shape(shape)}"
+        if isinstance(e, Slice):
+            bounds = [sympy.sympify(b) for b in e[:2] if b is not None]
+            out += [pair for b in bounds for pair in (
+                (b, f"indexing needs slice bound {b} >= 0 on {where}"),
+                (d - b, f"indexing needs slice bound {b} <= {d} on {where}"))]
+        else:
+            i = sympy.sympify(e)
+            out += [(i, f"indexing needs index {i} >= 0 on {where}"),
+                    (d - 1 - i, f"indexing needs index {i} < {d} on {where}")]
+    return tuple(out)
+
+
 class Index(ArrayOp):
     """x[index]: ``index`` is a tuple of integers and (start, stop, step) slices."""
 
@@ -233,7 +256,7 @@ def _index_elements(ctx, x):
     return numpy.asarray(x[_concrete_index(ctx, ctx.attrs["index"])], dtype=object)
 
 
-@defop("index", ("x",), kind=integer_kind,
+@defop("index", ("x",), kind=integer_kind, view=True,
        sympy=_index_form, sympy_class=Index, sympy_params=("index",),
        params=_index_params, precedence="Atom", latex_precedence="Pow",
        shape=_index_shape,
@@ -243,6 +266,7 @@ def _index_elements(ctx, x):
        numpy_text=lambda x, index: f"{x:atom}[{index_text(index.printer, index.expr)}]",
        torch=lambda x, index: f"{x:atom}[{index_text(index.printer, index.expr, True)}]",
        matrix=lambda m, node, x: m.index(x, node.attrs["index"]),
+       requires=lambda attrs, shapes: index_requirements(shapes[0], attrs["index"]),
        elements=_index_elements, batch=_index_batch)
 def index(x, index):
     """``x[index]`` with a normalised index (see ``getitem``)."""
@@ -299,6 +323,7 @@ def _scatter_code(helper, extra=""):
                                       f"_{{[{index_text(_TEXT, index.expr)}]}}"),
        numpy=_scatter_code(_SCATTER_NUMPY), torch=_scatter_code(_SCATTER_TORCH, ", _dt, _dev"),
        matrix=lambda m, node, x: m.scatter(x, node.attrs["index"]),
+       requires=lambda attrs, shapes: index_requirements(attrs["shape"], attrs["index"]),
        elements=_scatter_elements, batch=_scatter_batch)
 def index_scatter(g, shape, index):
     """zeros(shape) with ``g`` at ``index``."""

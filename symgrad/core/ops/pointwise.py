@@ -225,6 +225,16 @@ sigmoid = _unary("sigmoid", Sigmoid, text="sigmoid({x})", latex=r"\sigma\left({x
                   math="(1.0/(1.0 + math.exp(-{x:mul})))",
                   matrix=lambda m, node, x: m.fn("σ", x), bounds=lambda attrs, a: (0.0, 1.0),
                   also=_special("expit") + ("torch.nn.functional.sigmoid",))
+
+
+def _torch_tensor(operand):
+    """An operand where torch needs a tensor: a constant (a number, or a quotient of dims
+    such as mean's 1/n) as a tensor of the arguments' dtype and device."""
+    if operand.is_scalar:
+        return f"torch.as_tensor({operand}, dtype=_dt, device=_dev)"
+    return f"{operand}"
+
+
 relu = _unary("relu", Relu, text="relu({x})", latex=r"\operatorname{{relu}}\left({x}\right)",
                numpy="numpy.maximum({x}, 0.0)", torch="torch.relu({x})",
                math="max({x}, 0.0)", also=("torch.nn.functional.relu",),
@@ -232,7 +242,8 @@ relu = _unary("relu", Relu, text="relu({x})", latex=r"\operatorname{{relu}}\left
 @elementwise("relu_grad", ("g", "x"), ReluGrad, text="where({x} <= 0, 0, {g})",
              latex=r"\left[{x} > 0\right] \circ {g:mul}",
              numpy="numpy.where({x} <= 0, 0.0, {g})",
-             torch="torch.ops.aten.threshold_backward({g}, {x}, 0.0)",
+             torch=lambda g, x: f"torch.ops.aten.threshold_backward({_torch_tensor(g)}, "
+                                f"{_torch_tensor(x)}, 0.0)",
              math="(0.0 if {x} <= 0 else {g})", torch_names=(), fresh=True,
              specific=simp.relu_grad,
              matrix=lambda m, node, g, x: m.positive_part(node, g, x))
@@ -339,10 +350,9 @@ def _where_kind(op, inputs):
 
 
 def _where_torch(condition, x, y):
-    a, b = f"{x}", f"{y}"
-    if x.expr.is_number and y.expr.is_number:
-        a = f"torch.as_tensor({a}, dtype=_dt, device=_dev)"
-    return f"torch.where({condition}, {a}, {b})"
+    """With two constant branches torch.where would compute in its default dtype."""
+    a = _torch_tensor(x) if x.is_scalar and y.is_scalar else f"{x}"
+    return f"torch.where({condition}, {a}, {y})"
 
 
 def _where_latex(condition, x, y):

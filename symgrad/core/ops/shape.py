@@ -61,7 +61,7 @@ def _transpose_batch(node, ins, size):
     return apply("transpose", ins[0][0], axes=(0,) + tuple(a + 1 for a in node.attrs["axes"]))
 
 
-@defop("transpose", ("x",), kind=integer_kind, bounds=same_bounds,
+@defop("transpose", ("x",), view=True, kind=integer_kind, bounds=same_bounds,
        wrapper=True, params=_transpose_params, precedence="Atom",
        latex_precedence="Pow",
        shape=lambda op, s, a: tuple(s[0][i] for i in a["axes"]), simplify=simp.transpose,
@@ -107,7 +107,7 @@ def _reshape_params(op, shapes, shape):
     return (("shape", tuple(dims)),)
 
 
-@defop("reshape", ("x",), kind=integer_kind, bounds=same_bounds,
+@defop("reshape", ("x",), view=True, kind=integer_kind, bounds=same_bounds,
        wrapper=True, params=_reshape_params, shape=lambda op, s, a: a["shape"],
        simplify=simp.reshape_like, text="reshape({x}, {shape})",
        latex=_shape_latex("reshape", "shape"), numpy="numpy.reshape({x}, {shape})",
@@ -131,7 +131,7 @@ def _squeeze_params(op, shapes, axis=None):
     return (("axis", axes),)
 
 
-@defop("squeeze", ("x",), kind=integer_kind, bounds=same_bounds, wrapper=True,
+@defop("squeeze", ("x",), view=True, kind=integer_kind, bounds=same_bounds, wrapper=True,
        params=_squeeze_params,
        shape=lambda op, s, a: tuple(d for i, d in enumerate(s[0]) if i not in a["axis"]),
        simplify=simp.reshape_like, text="squeeze({x}, {axis})",
@@ -154,7 +154,7 @@ def _unsqueeze_shape(op, shapes, attrs):
     return tuple(s)
 
 
-@defop("unsqueeze", ("x",), kind=integer_kind, bounds=same_bounds,
+@defop("unsqueeze", ("x",), view=True, kind=integer_kind, bounds=same_bounds,
        wrapper=True, params=_unsqueeze_params, shape=_unsqueeze_shape,
        simplify=simp.reshape_like, text="unsqueeze({x}, {axis})",
        latex=_shape_latex("unsqueeze", "axis"), numpy="numpy.expand_dims({x}, {axis})",
