@@ -134,6 +134,43 @@ def test_a_changed_closure_cell_or_global_is_a_new_entry():
         SCALE = 2.0
 
 
+def test_a_new_large_array_at_a_freed_arrays_address_is_a_new_entry():
+    """The trace keeps only W.T @ W, so the captured W can die and a new array take its
+    id: identity guards hold weak references, not ids."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=20)
+    holder = {}
+
+    def f(x):
+        A = holder["W"].T @ holder["W"]
+        return sg.sum(sg.tanh(A @ x))
+
+    seen = set()
+    reused = 0
+    for _ in range(30):
+        new = rng.normal(size=(20, 20))
+        holder["W"] = None                 # the old W dies here ...
+        holder["W"] = new.copy()           # ... and its address is usually taken again
+        del new
+        reused += id(holder["W"]) in seen
+        seen.add(id(holder["W"]))
+        A = torch.tensor(holder["W"].T @ holder["W"])
+        want = torch.func.hessian(lambda x: torch.tanh(A @ x).sum())(torch.tensor(x))
+        np.testing.assert_allclose(sg.hessian(f, x), want.numpy(), rtol=1e-10, atol=1e-12)
+    assert reused, "no address was reused: the case did not happen"
+
+
+def test_changed_items_of_a_captured_dict_are_a_new_entry():
+    params = {"scale": 1.0}
+
+    def f(x):
+        return sg.sum(params["scale"] * x ** 3)
+    x = np.array([1.0, 2.0])
+    assert np.allclose(sg.hessian(f, x), np.diag(6 * x))
+    params["scale"] = 5.0
+    assert np.allclose(sg.hessian(f, x), np.diag(30 * x))
+
+
 def test_in_place_changes_of_captured_small_arrays_and_tensors_are_seen():
     a = np.array([1.0, 2.0])
     t = torch.tensor([1.0, 2.0], dtype=torch.float64)

@@ -11,9 +11,11 @@ so does this module. An entry's key is:
 * per primal: Python number type, or shape and dtype (and device for torch);
 * guards on what the trace read besides the primals: the values in the function's closure
   cells, its default arguments and the module globals its code names. Numbers, strings and
-  small arrays are compared by value, torch tensors by identity and in-place version
-  counter, anything else by identity. A large NumPy array captured by ``f`` and then
-  changed in place is not noticed (as with ``jax.jit``); rebinding the name is.
+  small arrays are compared by value, short tuples, lists and dicts item by item, torch
+  tensors by identity and in-place version counter, anything else by identity (of a living
+  object: a new array at a freed one's address is a different array). A large NumPy array
+  captured by ``f`` and then changed in place is not noticed (as with ``jax.jit``);
+  rebinding the name is. Globals read by other functions ``f`` calls are not guarded.
 
 The cache is a bounded LRU (``MAX_ENTRIES`` plans over all functions), and a function's
 entries go when the function is garbage collected (a weak reference with a callback), so
@@ -79,19 +81,45 @@ def _global_names(code):
     return tuple(sorted(names))
 
 
+class _Same:
+    """A guard on an object's identity that an object created later at the same address
+    (the same ``id``) does not pass: equal only while the object lives. Objects without
+    weak references (lists, dicts) are held."""
+
+    __slots__ = ("ref", "key")
+
+    def __init__(self, v):
+        self.key = id(v)
+        try:
+            self.ref = weakref.ref(v)
+        except TypeError:
+            self.ref = lambda v=v: v
+
+    def __hash__(self):
+        return self.key
+
+    def __eq__(self, other):
+        if type(other) is not _Same or other.key != self.key:
+            return False
+        v = self.ref()
+        return v is not None and v is other.ref()
+
+
 def _guard(v, depth=0):
     t = type(v)
     if v is None or t in (bool, int, float, complex, str, bytes):
         return (t, v)
     if t is numpy.ndarray:
         small = v.size <= SMALL_ARRAY
-        return (t, id(v), v.shape, v.dtype, v.tobytes() if small else None)
+        return (t, _Same(v), v.shape, v.dtype, v.tobytes() if small else None)
     if t in (tuple, list) and depth < 2 and len(v) <= 16:
         return (t,) + tuple(_guard(x, depth + 1) for x in v)
+    if t is dict and depth < 2 and len(v) <= 16:
+        return (t,) + tuple((_guard(k, depth + 1), _guard(x, depth + 1)) for k, x in v.items())
     torch = torch_module()
     if torch is not None and isinstance(v, torch.Tensor):
-        return (t, id(v), v._version, tuple(v.shape), v.dtype, v.device)
-    return (object, id(v))
+        return (t, _Same(v), v._version, tuple(v.shape), v.dtype, v.device)
+    return (object, _Same(v))
 
 
 def guards(f):
