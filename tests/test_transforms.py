@@ -683,3 +683,25 @@ def test_hessian_source_returns_the_nested_layout_of_compile():
     for i in range(2):
         for j in range(2):
             np.testing.assert_allclose(got[i][j], want[i][j])
+
+
+def test_transforms_keep_the_primals_float_dtype_as_compiled_gradients_do():
+    """float32 primals give float32 results (README "dtype policy"), as grad_fn's
+    compiled code and torch.func do; different float dtypes promote."""
+    def f(x, w):
+        return sg.sum(sg.sin(x) * w)
+    x = np.array([0.5, 1.0, -2.0], dtype=np.float32)
+    w = np.ones(3, np.float32)
+    assert sg.jacobian(f, x, w).dtype == np.float32
+    assert sg.hessian(f, x, w).dtype == np.float32
+    _, vjp_fn = sg.vjp(f, x, w)
+    assert [g.dtype for g in vjp_fn(np.float32(1.0))] == [np.float32] * 2
+    assert [np.asarray(v).dtype for v in sg.jvp(f, (x, w), (x, w))] == [np.float32] * 2
+    assert sg.hvp(f, (x, w), (x, w))[1][0].dtype == np.float32
+    assert sg.hessian(f, x.astype(np.float64), w).dtype == np.float64
+    a = torch.tensor([0.5, 1.0, -2.0], dtype=torch.float32)
+    b = torch.ones(3, dtype=torch.float64)
+    want = torch.func.jacrev(lambda x, w: (torch.sin(x) * w).sum(), argnums=1)(a, b)
+    got = sg.jacobian(f, a, b, argnums=1)
+    assert got.dtype == want.dtype == torch.float64
+    torch.testing.assert_close(got, want)

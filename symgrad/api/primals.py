@@ -1,6 +1,7 @@
 """The primals of a transform at concrete or symbolic values: placeholders traced in their
 place, the plan (traced graph and compiled code) kept per input signature (``api.cache``),
 and the conversion of results back to the primals' kind. Used by ``api.transforms``."""
+import functools
 from typing import Any
 
 import numpy
@@ -170,14 +171,22 @@ class Primals:
         return out
 
     def _convert(self, v):
+        """A computed result as the transform returns it: the compiled code's dtype (the
+        primals' floats, promoted: README "dtype policy"), as torch.func keeps it; Python
+        floats for Python-float primals."""
         if self.kind == "torch":
             torch = torch_module()
+            if isinstance(v, torch.Tensor) and v.is_floating_point():
+                return v
+            floats = [p.dtype for p in self.values
+                      if isinstance(p, torch.Tensor) and p.is_floating_point()]
+            dtype = functools.reduce(torch.promote_types, floats) if floats else torch.float64
             ref = next(p for p in self.values if isinstance(p, torch.Tensor))
-            return torch.as_tensor(v, dtype=ref.dtype if ref.is_floating_point()
-                                   else torch.float64, device=ref.device)
+            return torch.as_tensor(v, dtype=dtype, device=ref.device)
         if self.plain and numpy.ndim(v) == 0:
             return float(v)
-        return numpy.asarray(v, dtype=float)
+        v = numpy.asarray(v)
+        return v if v.dtype.kind == "f" else v.astype(float)
 
     def check_like(self, values, what, shapes):
         """``values`` (tangents, cotangents) one per placeholder shape, shapes equal."""
