@@ -705,3 +705,31 @@ def test_transforms_keep_the_primals_float_dtype_as_compiled_gradients_do():
     got = sg.jacobian(f, a, b, argnums=1)
     assert got.dtype == want.dtype == torch.float64
     torch.testing.assert_close(got, want)
+
+
+SYMBOLIC_SIZE_HESSIANS = {
+    "cholesky-solves": lambda K, b: (torch.linalg.solve(torch.linalg.cholesky(K), b) ** 2).sum()
+    + (torch.linalg.solve(torch.tril(K).T, b) ** 3).sum(),
+    "triu-tril": lambda K, b: ((0.1 * torch.triu(K, 1)) @ b).sum() + (torch.tril(K, -1) ** 3).sum(),
+    "logdet-cholesky": lambda K, b: torch.log(torch.diagonal(torch.linalg.cholesky(K))).sum()
+    * (b * b).sum(),
+    "matrix_exp": lambda K, b: (torch.linalg.matrix_exp(0.2 * K) @ b).pow(2).sum(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SYMBOLIC_SIZE_HESSIANS))
+@pytest.mark.parametrize("wrt", ["K", "b"])
+def test_hessians_at_symbolic_sizes_through_matrix_ops(name, wrt):
+    """Cholesky, triangular solves, tril/triu and matrix_exp batch over a leading axis, so
+    Hessians need no concrete size; against torch.func.hessian, on numpy and torch."""
+    f = SYMBOLIC_SIZE_HESSIANS[name]
+    rng = np.random.default_rng(0)
+    n = 4
+    A = rng.normal(size=(n, n))
+    K, b = A @ A.T + n * np.eye(n), rng.normal(size=n)
+    H = sg.hessian(f, shapes={"K": ("n", "n"), "b": ("n",)}, wrt=wrt)
+    want = torch.func.hessian(f, argnums=0 if wrt == "K" else 1)(torch.tensor(K),
+                                                                    torch.tensor(b))
+    np.testing.assert_allclose(H.compile("numpy")(K, b), want.numpy(), rtol=1e-9, atol=1e-12)
+    got = H.compile("torch")(torch.tensor(K), torch.tensor(b))
+    torch.testing.assert_close(got, want, rtol=1e-9, atol=1e-12)

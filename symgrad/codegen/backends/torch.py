@@ -47,9 +47,10 @@ class TorchPrinting(ArrayPrinting):
 
     def _print_Pow(self, expr, rational=False):
         base, e = expr.args
-        if e == 2 or e == -1 or abs(e) == sympy.S.Half:
-            return ArrayPrinting._print_Pow(self, expr)
-        if base.is_number or all(v.is_integer for v in base.free_symbols):  # dims
+        dims = base.is_number or all(v.is_integer for v in base.free_symbols)
+        if e == 2 or e == -1 or abs(e) == sympy.S.Half or dims and e.is_Integer and e >= 0:
+            return ArrayPrinting._print_Pow(self, expr)   # n**3 is a size: an int
+        if dims:
             return (f"torch.pow(torch.as_tensor({self._print(base)}, dtype=_dt, device=_dev), "
                     f"{self._print(e)})")
         return f"torch.pow({self._print(base)}, {self._print(e)})"

@@ -30,6 +30,12 @@ def pointwise(node, ins, size):
     return make(node.op, args, node.params)
 
 
+def over_leading_axes(node, ins, size):
+    """An op on its operands' trailing axes that maps over leading ones, broadcasting them
+    (tril, cholesky, a triangular solve): the batch axis is one more leading axis."""
+    return pointwise(node, ins, size)
+
+
 def shift_axes(node):
     """The node's parameters with ``axis`` moved past the new batch axis; reductions over
     every axis become reductions over those axes only (``full`` False)."""

@@ -16,6 +16,7 @@ from ...errors import ParameterError, ShapeError
 from ..build import apply
 from ..opdef import OPS, defop
 from ..shapes import broadcast_shapes, dims_match, fmt_shape
+from . import batching
 
 
 def _matrices(op, shape, square=False):
@@ -167,7 +168,7 @@ def _solve_triangular_shape(op, shapes, attrs):
 
 
 @defop("solve_triangular", ("a", "b"), elements=_opaque("solve_triangular"), params=_solve_triangular_params,
-       shape=_solve_triangular_shape,
+       shape=_solve_triangular_shape, batch=batching.over_leading_axes,
        text=lambda a, b, upper, left, unitriangular:
            f"solve_triangular({a}, {b}, upper={upper}"
            + ("" if left.value else ", left=False")
@@ -365,7 +366,8 @@ def _square_shape(op, shapes, attrs):
     return tuple(shapes[0])
 
 
-@defop("matrix_exp", ("x",), elements=_opaque("matrix_exp"), shape=_square_shape, text="matrix_exp({x})",
+@defop("matrix_exp", ("x",), elements=_opaque("matrix_exp"), shape=_square_shape,
+       batch=batching.over_leading_axes, text="matrix_exp({x})",
        latex=r"e^{{{x}}}", numpy=("_matrix_exp({x})", {"_matrix_exp": _EXPM}),
        torch="torch.linalg.matrix_exp({x})")
 def matrix_exp(x):

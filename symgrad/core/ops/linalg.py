@@ -467,6 +467,7 @@ def _batched_square(op, shapes, attrs):
 
 
 @defop("cholesky", ("x",), shape=_batched_square, text="cholesky({x})",
+       batch=batching.over_leading_axes,
        latex=_call_latex("chol"), numpy=_checked("numpy.linalg.cholesky", NOT_SPD, "numpy"),
        torch=_checked("torch.linalg.cholesky", NOT_SPD, "torch"),
        matrix=lambda m, node, x: m.fn("chol", x),
@@ -513,6 +514,7 @@ def _band(name, keep) -> Callable[[FunctionT], FunctionT]:
         return numpy.where(mask, x, sympy.S.Zero)
 
     return defop(name, ("x",), params=_band_params, shape=_matrices_shape, text=text,
+                 batch=batching.over_leading_axes,
                  latex=latex, numpy=f"numpy.{name}({{x}}, {{k}})",
                  torch=f"torch.{name}({{x}}, {{k}})", elements=band_elements,
                  torch_names=(f"torch.{name}", f"torch.Tensor.{name}"))
