@@ -174,3 +174,14 @@ def test_scalar_ids_and_flags(backend):
     g = sg.grad_fn(lambda s, b: sg.where(b, s * s, s), shapes={"b": b}, wrt=0)
     assert compiled(g, backend)(1.5, True)[0] == 3.0
     assert compiled(g, backend)(1.5, False)[0] == 1.0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_relu_passes_the_gradient_at_nan_as_torch_does(backend):
+    """torch's threshold_backward keeps the gradient where x <= 0 is false, nan too."""
+    x = np.array([np.nan, 1.0, -1.0, 0.0])
+    for f in (lambda x: sg.sum(sg.relu(x)), lambda x: sg.sum(3.0 * sg.relu(x))):
+        g = sg.grad_fn(f, shapes={"x": ("n",)})
+        (got,) = call(compiled(g, backend), backend, x)
+        want = reference(lambda x: f(x), x)[0]
+        np.testing.assert_array_equal(as_numpy(got), want)

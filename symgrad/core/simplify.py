@@ -244,12 +244,11 @@ def same(inputs, attrs, shape):
 
 
 def relu_grad(inputs, attrs, shape):
-    """relu_grad(1, x) is the mask [x > 0] (and of 0, zeros)."""
+    """relu_grad(0, x) is zeros. relu_grad(1, x) stays: the mask [x > 0] as a comparison
+    would be 0 at a nan x, where torch's threshold_backward passes the gradient."""
     g, x = inputs
     if is_zero(g):
         return const(0, shape)
-    if is_one(g):
-        return bcast(make("cast", (make("gt", (x, const(0))),)), shape)
     return None
 
 
