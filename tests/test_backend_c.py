@@ -131,6 +131,26 @@ def test_the_module_is_built_once_and_loaded_from_the_disk_cache(monkeypatch, tm
     assert g2.compile("c")(0.4, 0.9) == ref
 
 
+def test_a_damaged_cached_module_is_built_again(tmp_path):
+    """A truncated module (a full disk) in the cache is rebuilt, not an ImportError."""
+    import os
+    import subprocess
+    import sys
+    code = ("import symgrad as sg; print(sg.grad_fn(lambda x, y: sg.sin(x) * sg.exp(y))"
+            ".compile('c')(0.3, 0.4))")
+    env = dict(os.environ, SYMGRAD_CACHE=str(tmp_path))
+    first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                           text=True, check=True).stdout
+    built = list((tmp_path / "c").glob("_symgrad_c_*"))
+    assert built
+    for path in built:
+        path.write_bytes(b"")
+    again = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                           text=True)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert again.stdout == first
+
+
 def test_no_compiler_is_an_error_saying_what_to_install(monkeypatch, tmp_path):
     monkeypatch.setenv("SYMGRAD_CACHE", str(tmp_path))
     monkeypatch.setenv("CC", "no-such-cc")

@@ -117,6 +117,15 @@ def _load_or_build(cffi, cc, flags, name, cdef, source):
     if not os.path.exists(path):
         os.makedirs(directory, exist_ok=True)
         _build(cffi, cc, flags, name, cdef, source, directory, path, suffix)
+        return _load(name, path)
+    try:
+        return _load(name, path)
+    except (ImportError, OSError):   # a damaged cached module (a full disk): build again
+        _build(cffi, cc, flags, name, cdef, source, directory, path, suffix)
+        return _load(name, path)
+
+
+def _load(name, path):
     spec = importlib.util.spec_from_file_location(
         name, path, loader=importlib.machinery.ExtensionFileLoader(name, path))
     module = importlib.util.module_from_spec(spec)
