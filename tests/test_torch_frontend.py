@@ -1100,3 +1100,24 @@ def test_tracing_and_checking_a_module_in_training_mode_leave_its_buffers_alone(
     sg.grad_fn(net, shapes={"input": ("B", 3)}, loss=mse)
     after = net.state_dict()
     assert all(torch.equal(before[k], after[k]) for k in before)
+
+
+@pytest.mark.parametrize("bounds", ["min", "max", "both", "crossed"])
+def test_clamp_with_tensor_bounds_at_ties_matches_autograd(bounds):
+    """A tensor bound gets the gradient only where it clamps (x == min is x's)."""
+    x = np.array([1.0, 2.0, 3.0, -1.0, 5.0])
+    lo = np.array([1.0, 3.0, 0.0, -1.0, 6.0])
+    hi = {"crossed": lo - 1.0}.get(bounds, np.array([2.0, 4.0, 3.0, 0.0, 7.0]))
+    kw = {"min": {"min": 1}, "max": {"max": 2}}.get(bounds, {"min": 1, "max": 2})
+
+    def f(x, lo, hi):
+        args = (lo, hi)
+        return (torch.clamp(x, **{k: args[i - 1] for k, i in kw.items()}) * torch.arange(
+            1.0, 6.0, dtype=x.dtype)).sum()
+    ts = [torch.tensor(a, requires_grad=True) for a in (x, lo, hi)]
+    want = torch.autograd.grad(f(*ts), ts, allow_unused=True, materialize_grads=True)
+    g = sg.grad_fn(f, shapes={"x": (5,), "lo": (5,), "hi": (5,)})
+    for backend in ("numpy", "torch"):
+        args = (x, lo, hi) if backend == "numpy" else [torch.tensor(a) for a in (x, lo, hi)]
+        for got, w in zip(g.compile(backend)(*args), want):
+            np.testing.assert_array_equal(np.asarray(got), w.numpy())

@@ -106,10 +106,12 @@ def clamp(input, min=None, max=None, *, out=None):
     numbers = all(b is None or isinstance(b, (int, float)) for b in (min, max))
     if numbers and isinstance(input, Tensor):
         return sgo.clamp(input, min, max)
+    # a tensor bound gets the gradient only where it clamps: at a tie x == min it is x's,
+    # as in torch (maximum would split it)
     if min is not None:
-        input = sgo.maximum(input, min)
+        input = sgo.where(sgo.lt(input, min), min, input)
     if max is not None:
-        input = sgo.minimum(input, max)
+        input = sgo.where(sgo.gt(input, max), max, input)
     return input
 
 
