@@ -1102,12 +1102,16 @@ def test_tracing_and_checking_a_module_in_training_mode_leave_its_buffers_alone(
     assert all(torch.equal(before[k], after[k]) for k in before)
 
 
-@pytest.mark.parametrize("bounds", ["min", "max", "both", "crossed"])
+@pytest.mark.parametrize("bounds", ["min", "max", "both", "crossed", "equal", "nan"])
 def test_clamp_with_tensor_bounds_at_ties_matches_autograd(bounds):
-    """A tensor bound gets the gradient only where it clamps (x == min is x's)."""
+    """A tensor bound gets the gradient only where it clamps (x == min is x's), with
+    torch's values and gradients at crossed and equal bounds and nan."""
     x = np.array([1.0, 2.0, 3.0, -1.0, 5.0])
     lo = np.array([1.0, 3.0, 0.0, -1.0, 6.0])
-    hi = {"crossed": lo - 1.0}.get(bounds, np.array([2.0, 4.0, 3.0, 0.0, 7.0]))
+    hi = {"crossed": lo - 1.0, "equal": lo.copy()}.get(
+        bounds, np.array([2.0, 4.0, 3.0, 0.0, 7.0]))
+    if bounds == "nan":
+        x[0], lo[1], hi[2] = np.nan, np.nan, np.nan
     kw = {"min": {"min": 1}, "max": {"max": 2}}.get(bounds, {"min": 1, "max": 2})
 
     def f(x, lo, hi):
@@ -1115,9 +1119,12 @@ def test_clamp_with_tensor_bounds_at_ties_matches_autograd(bounds):
         return (torch.clamp(x, **{k: args[i - 1] for k, i in kw.items()}) * torch.arange(
             1.0, 6.0, dtype=x.dtype)).sum()
     ts = [torch.tensor(a, requires_grad=True) for a in (x, lo, hi)]
-    want = torch.autograd.grad(f(*ts), ts, allow_unused=True, materialize_grads=True)
+    value = f(*ts)
+    want = torch.autograd.grad(value, ts, allow_unused=True, materialize_grads=True)
     g = sg.grad_fn(f, shapes={"x": (5,), "lo": (5,), "hi": (5,)})
     for backend in ("numpy", "torch"):
         args = (x, lo, hi) if backend == "numpy" else [torch.tensor(a) for a in (x, lo, hi)]
-        for got, w in zip(g.compile(backend)(*args), want):
+        got_value, grads = g.compile(backend, with_value=True)(*args)
+        np.testing.assert_array_equal(float(got_value), value.item())
+        for got, w in zip(grads, want):
             np.testing.assert_array_equal(np.asarray(got), w.numpy())

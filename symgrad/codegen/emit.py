@@ -224,8 +224,9 @@ def _translated_errors(body, func_name):
                f"    raise EvaluationError({message}) from _error"])
 
 
-def _output_code(node, name_of, backend, printer, shape):
-    """The returned expression for one output: a fresh array of the right shape."""
+def _output_code(node, name_of, backend, printer, shape, ids=False):
+    """The returned expression for one output: a fresh array of the right shape, of
+    floats (``ids``: the function takes ids or flags, which the code may keep as ints)."""
     if node is None:
         return backend.zeros(shape)
     if node.is_const:
@@ -233,13 +234,34 @@ def _output_code(node, name_of, backend, printer, shape):
             return backend.scalar_output(node.attrs["value"], printer)
         return printer.doprint(node.expr)
     name = name_of(node)
-    if node.kind != "float" or OPS[node.op].pointwise and any(
-            i.kind != "float" for i in node.inputs):
-        # d/dx of x*abs(y), y ids: abs(y) is computed as ints, the gradient is floats
+    if node.kind != "float" or ids and _may_hold_ints(node):
         return backend.as_float(name, node.shape)
     if node.shape and _views_an_argument(node):
         return backend.copy(name)
     return name if node.shape else backend.scalar_result(name)
+
+
+# ops whose NumPy and torch code keeps integer operands integers (besides pointwise ops
+# and views): sum(abs(y)) of ids y is ints
+KEEPS_INTS = frozenset({"sum", "cumsum", "prod", "cumprod", "amax", "amin"})
+
+
+def _may_hold_ints(node):
+    """Whether code may compute ``node``, a float in the graph, as integers: d/dx of
+    x*abs(y) for ids y is abs(y), which NumPy and torch compute as ints, as they do y**2,
+    y[1:] and sum(y)."""
+    stack, seen = [node], set()
+    while stack:
+        n = stack.pop()
+        if n.kind != "float":
+            return True
+        if n.is_leaf or id(n) in seen:
+            continue
+        seen.add(id(n))
+        opdef = OPS[n.op]
+        if opdef.pointwise or opdef.view or opdef.readonly or n.op in KEEPS_INTS:
+            stack.extend(n.inputs)
+    return False
 
 
 def _views_an_argument(node):
@@ -400,17 +422,18 @@ def _body_lines(prog, outputs, zero_shapes, with_value, backend, preamble, args=
 
     keep = {name_of(o) for o in results}
     body = _release_temporaries(lines, prog, keep)
-    body.append(_return_line(outputs, zero_shapes, with_value, name_of, backend, args))
+    body.append(_return_line(outputs, zero_shapes, with_value, name_of, backend, args,
+                             any(x.kind != "float" for x in prog.inputs)))
     return body
 
 
-def _return_line(outputs, zero_shapes, with_value, name_of, backend, args):
+def _return_line(outputs, zero_shapes, with_value, name_of, backend, args, ids=False):
     printer = backend.templates.printer
-    items = [_output_code(o, name_of, backend, printer, s)
+    items = [_output_code(o, name_of, backend, printer, s, ids)
              for o, s in zip(outputs, zero_shapes)]
     result = "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
     if with_value is not None:
-        value = _output_code(with_value, name_of, backend, printer, with_value.shape)
+        value = _output_code(with_value, name_of, backend, printer, with_value.shape, ids)
         result = f"({value}, {result})"
     return f"return {backend.result(result, args)}"
 

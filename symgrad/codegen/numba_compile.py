@@ -199,10 +199,12 @@ def build(backend, outputs, inputs, func_name, with_value, zero_shapes, exclude)
     scalars = len(floats) == len(inputs) and not any(x.shape for x in inputs) and not any(
         node.shape for _, node, _ in prog.statements)
     returns = internal("math") if scalars else backend
-    items = [_output_code(o, name_of, returns, printer, s) for o, s in zip(outputs, zero_shapes)]
+    ids = len(floats) < len(inputs)
+    items = [_output_code(o, name_of, returns, printer, s, ids)
+             for o, s in zip(outputs, zero_shapes)]
     result = "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
     if with_value is not None:
-        value = _output_code(with_value, name_of, returns, printer, with_value.shape)
+        value = _output_code(with_value, name_of, returns, printer, with_value.shape, ids)
         result = f"({value}, {result})"
     body.append(f"return {backend.result(result, floats)}")
     body = body[:computing] + _translated_errors(body[computing:], func_name)

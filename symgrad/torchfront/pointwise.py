@@ -106,13 +106,31 @@ def clamp(input, min=None, max=None, *, out=None):
     numbers = all(b is None or isinstance(b, (int, float)) for b in (min, max))
     if numbers and isinstance(input, Tensor):
         return sgo.clamp(input, min, max)
-    # a tensor bound gets the gradient only where it clamps: at a tie x == min it is x's,
-    # as in torch (maximum would split it)
-    if min is not None:
-        input = sgo.where(sgo.lt(input, min), min, input)
-    if max is not None:
-        input = sgo.where(sgo.gt(input, max), max, input)
-    return input
+    return _clamp_by_tensors(input, min, max)
+
+
+def _clamp_by_tensors(x, lo, hi):
+    """clamp with tensor bounds, its gradient split as torch's clamp_backward_min_max
+    splits it: x's where lo <= x <= hi (at a tie too, where maximum would halve it), lo's
+    where x < lo < hi, hi's where x > hi or hi < lo, nobody's elsewhere (a nan, or
+    lo == hi with x outside). The value is torch's, nan bounds included."""
+    value = x
+    if lo is not None:
+        value = sgo.maximum(value, lo)
+    if hi is not None:
+        value = sgo.minimum(value, hi)
+    out = sgo.detach(value)
+    if lo is not None and hi is not None:
+        keep = sgo.logical_and(sgo.ge(x, lo), sgo.le(x, hi))
+        out = sgo.where(sgo.logical_or(sgo.gt(x, hi), sgo.lt(hi, lo)), hi, out)
+        out = sgo.where(sgo.logical_and(sgo.lt(x, lo), sgo.lt(lo, hi)), lo, out)
+    elif lo is not None:
+        keep = sgo.ge(x, lo)
+        out = sgo.where(sgo.lt(x, lo), lo, out)
+    else:
+        keep = sgo.le(x, hi)
+        out = sgo.where(sgo.gt(x, hi), hi, out)
+    return sgo.where(keep, x, out)
 
 
 @torch_op("torch.clamp_min", "Tensor.clamp_min")

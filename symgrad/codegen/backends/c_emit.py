@@ -104,12 +104,14 @@ def build_hybrid(emit, prog, plan, outputs, inputs, func_name, with_value, zero_
     # an all-scalar program returns Python floats, as the NumPy backend's math code does
     returns = emit.internal("math") if all_scalar else numpy_backend
 
+    ids = len(floats) < len(args)
+
     def result_code(name_of):
-        items_ = [_output_code(o, name_of, returns, printer, s)
+        items_ = [_output_code(o, name_of, returns, printer, s, ids)
                   for o, s in zip(results, zero_shapes)]
         value = "(" + ", ".join(items_) + ("," if len(items_) == 1 else "") + ")"
         if with_value is not None:
-            v = _output_code(with_value, name_of, returns, printer, with_value.shape)
+            v = _output_code(with_value, name_of, returns, printer, with_value.shape, ids)
             value = f"({v}, {value})"
         return value
 

@@ -35,16 +35,16 @@ class ElementPrinter(MathCodePrinter):
     """One element of an elementwise op, as scalar code Numba compiles."""
 
     def _print_Pow(self, expr, rational=False):
-        """A negative integer power as a quotient: Numba's x ** negative int is an
-        integer power, 0 for an int x and an error for x = 0, where NumPy and torch give
-        1/x**k and inf. A power of dims in float (dims are ints)."""
+        """A negative integer power as a quotient of floats: Numba's x ** negative int is
+        an integer power, 0 for an int x and an error for x = 0, where NumPy and torch
+        give 1/x**k and inf. A power of dims in float (dims are ints)."""
         base, e = expr.args
         dims = bool(base.free_symbols) and all(s.is_integer for s in base.free_symbols)
-        b = f"float({self._print(base)})" if dims else self.arg(base, "Pow")
-        if e.is_Integer and e < 0:
+        if e.is_Integer and e < 0:   # in float: an int element's power would overflow
+            b = f"float({self._print(base)})"
             return f"(1.0/{b})" if e == -1 else f"(1.0/{b}**{-int(e)})"
         if dims and not (e.is_Integer and e >= 0):
-            return f"{b}**{self.arg(e, 'Pow')}"
+            return f"float({self._print(base)})**{self.arg(e, 'Pow')}"
         return super()._print_Pow(expr, rational)
 
 

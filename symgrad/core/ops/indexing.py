@@ -224,10 +224,16 @@ def index_requirements(shape, index):
         d = sympy.sympify(d)
         where = f"axis {axis} of an array of shape {fmt_shape(shape)}"
         if isinstance(e, Slice):
-            bounds = [sympy.sympify(b) for b in e[:2] if b is not None]
-            out += [pair for b in bounds for pair in (
-                (b, f"indexing needs slice bound {b} >= 0 on {where}"),
-                (d - b, f"indexing needs slice bound {b} <= {d} on {where}"))]
+            start, stop, step = e
+            start = sympy.sympify(start)
+            out += [(start, f"indexing needs slice start {start} >= 0 on {where}"),
+                    (d - start, f"indexing needs slice start {start} <= {d} on {where}")]
+            if stop is not None:
+                stop = sympy.sympify(stop)
+                last = start + (e.length(d) - 1) * step   # the last element taken
+                out += [(stop, f"indexing needs slice stop {stop} >= 0 on {where}"),
+                        (d - 1 - last, f"indexing needs the slice's last element {last} < "
+                                       f"{d} on {where}")]
         else:
             i = sympy.sympify(e)
             out += [(i, f"indexing needs index {i} >= 0 on {where}"),

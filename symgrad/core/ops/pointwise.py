@@ -420,7 +420,7 @@ def clamp(x: TensorLike, min: TensorLike | None = None, max: TensorLike | None =
     return apply("clamp", x, min=min, max=max)
 
 
-@defop("detach", ("x",), sympy=StopGradient, shape=pointwise_shape, pointwise=True,
+@defop("detach", ("x",), sympy=StopGradient, shape=pointwise_shape, pointwise=True, view=True,
        bounds=same_bounds,
        wrapper=True,
        kind=same_kind, simplify=simp.detach, differentiable=False, bool_inputs=True,
