@@ -146,3 +146,40 @@ def test_missing_jax_says_how_to_install(monkeypatch):
     with pytest.raises(sg.SymgradError, match=r"pip install 'symgrad\[jax\]'"):
         g.compile("jax")
     assert "jax.numpy" in g.source("jax")     # source needs no JAX to be written
+
+
+def test_host_ops_take_float64_arguments_whole_on_any_thread():
+    """A host op's callback may run on one of XLA's threads, where x64 is off: its
+    float64 arguments then arrived as float32 (gradients off by 1e-8, now and then)."""
+    torch = pytest.importorskip("torch")
+    import torch.nn as nn
+    import torch.nn.functional as F
+    torch.manual_seed(0)
+
+    class CNN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c1, self.bn = nn.Conv2d(2, 4, 3, padding=1), nn.BatchNorm2d(4)
+            self.p1 = nn.MaxPool2d(2)
+            self.c2, self.p2 = nn.Conv2d(4, 3, 3, bias=False), nn.AvgPool2d(2)
+            self.fc = nn.Linear(3, 5)
+
+        def forward(self, x):
+            return self.fc(self.p2(torch.tanh(self.c2(self.p1(F.relu(self.c1(x)))))).flatten(1))
+
+    net = CNN().double().eval()
+    shapes = {"x": ("B", 2, 8, 8), "target": sg.TensorSpec(("B",), dtype="int64")}
+    g = sg.grad_fn(net, shapes=shapes, loss=F.cross_entropy)
+    params = {**dict(net.named_parameters()), **dict(net.named_buffers())}
+    symbols = {s: k for k, s in sg.module_function(net, shapes=shapes,
+                                                   loss=F.cross_entropy).symbols.items()}
+    rng = np.random.default_rng(0)
+    jitted, reference = g.compile("jax"), g.compile("numpy")
+    for batch in (1, 3):
+        x, y = rng.standard_normal((batch, 2, 8, 8)), rng.integers(0, 5, batch)
+        args = [params[symbols[i.name]].detach().numpy() if i.name in symbols
+                else (x if i.name == "x" else y) for i in g.inputs]
+        want = reference(*args)
+        for _ in range(6):
+            for got, w in zip(jitted(*args), want):
+                np.testing.assert_allclose(np.asarray(got), w, rtol=1e-12, atol=1e-14)

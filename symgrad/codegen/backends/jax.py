@@ -60,8 +60,9 @@ def jax_text(text):
     return NUMPY_NAME.sub("jax.numpy.", text)
 
 
-# 64-bit results cross the callback as pairs of uint32: JAX converts what a callback returns
-# under the x64 setting of the thread that runs it, which is XLA's, not the caller's scope
+# 64-bit arguments and results cross the callback as pairs of uint32: JAX converts what
+# a callback takes and returns under the x64 setting of the thread that runs it, which is
+# one of XLA's (x64 off: float32), not the caller's scope
 HOST_HELPERS = {
     "_host": (
         "def _host_function(source, helpers):\n"
@@ -72,6 +73,9 @@ HOST_HELPERS = {
         "    return namespace['_f']\n\n\n"
         "def _host(fn, dims, *args):\n"
         "    args = [jax.numpy.asarray(a) for a in args]\n"
+        "    kinds = [(numpy.dtype(a.dtype), a.shape) for a in args]\n"
+        "    passed = [jax.lax.bitcast_convert_type(a, numpy.uint32) if k.itemsize == 8 "
+        "else a for a, (k, _) in zip(args, kinds)]\n"
         "    floats = [a.dtype for a in args if a.dtype.kind == 'f']\n"
         "    with numpy.errstate(all='ignore'):\n"
         "        probe = numpy.asarray(fn(dims, *[numpy.zeros(a.shape, a.dtype) for a in args]))\n"
@@ -82,9 +86,11 @@ HOST_HELPERS = {
         "    shape = probe.shape + (2,) if wide else probe.shape\n"
         "    out = jax.ShapeDtypeStruct(shape, numpy.uint32 if wide else dt)\n\n"
         "    def call(*v):\n"
-        "        r = numpy.ascontiguousarray(fn(dims, *[numpy.asarray(a) for a in v]), dtype=dt)\n"
+        "        v = [numpy.ascontiguousarray(a).view(k).reshape(s) if k.itemsize == 8 else "
+        "numpy.asarray(a) for a, (k, s) in zip(v, kinds)]\n"
+        "        r = numpy.ascontiguousarray(fn(dims, *v), dtype=dt)\n"
         "        return r.view(numpy.uint32).reshape(shape) if wide else r\n"
-        "    got = jax.pure_callback(call, out, *args)\n"
+        "    got = jax.pure_callback(call, out, *passed)\n"
         "    return jax.lax.bitcast_convert_type(got, dt) if wide else got")}
 
 
