@@ -3,6 +3,7 @@ linear_cross_entropy, the native normalisation kernels with their statistics and
 softmax/dropout internals (torchfront/losses.py, activation_internals.py, native_norm.py,
 vector_norm.py) against torch.autograd in float64 at orders 1 and 2 (both backends through
 ``sg.check``), and their refusals."""
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -195,3 +196,27 @@ def test_multi_head_attention_bias_kv_zero_attn_static_kv():
     qkv = {"q": (L, B, E), "k": (S, B, E), "v": (S, B, E)}
     check(biased, {**qkv, "bk": (1, 1, E), "bv": (1, 1, E)})
     check(static, {**qkv, "sv": (B * H, S, E // H)})
+
+
+@pytest.mark.parametrize("loss", ["cross_entropy", "nll_loss", "cross_entropy_weighted"])
+@pytest.mark.parametrize("labels", [[1, 1, 1], [1, 0, 2]])
+def test_every_target_ignored_gives_nan_and_zero_gradients_as_torch(loss, labels):
+    """The mean over kept targets: with none kept, torch's loss is nan (0/0) and its
+    gradients are zeros, not nan."""
+    weight = torch.tensor([0.5, 2.0, 1.0], dtype=torch.float64)
+    fn = {"cross_entropy": lambda z, t: F.cross_entropy(z, t, ignore_index=1),
+          "nll_loss": lambda z, t: F.nll_loss(F.log_softmax(z, 1), t, ignore_index=1),
+          "cross_entropy_weighted": lambda z, t: F.cross_entropy(z, t, weight=weight,
+                                                                 ignore_index=1)}[loss]
+    z = np.random.default_rng(0).standard_normal((3, 3))
+    t = np.array(labels)
+    zt = torch.tensor(z, requires_grad=True)
+    value = fn(zt, torch.tensor(t))
+    (want,) = torch.autograd.grad(value, zt)
+    g = sg.grad_fn(fn, shapes={"z": ("B", 3), "t": sg.TensorSpec(("B",), dtype="int64")},
+                   wrt="z")
+    for backend in ("numpy", "torch"):
+        args = (z, t) if backend == "numpy" else (torch.tensor(z), torch.tensor(t))
+        got_value, (got,) = g.compile(backend, with_value=True)(*args)
+        np.testing.assert_allclose(float(got_value), value.item(), equal_nan=True)
+        np.testing.assert_allclose(np.asarray(got), want.numpy(), rtol=1e-12, atol=1e-15)

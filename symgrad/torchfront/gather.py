@@ -8,6 +8,8 @@ at call time and raises on one out of range, as torch does. Writes that need a c
 index (scatter, index_copy, index_put, the reductions, masked_select) are in
 ``scatter.py``; nonzero, whose shape depends on the values, is refused.
 """
+import math
+
 import numpy
 
 from ..core import ops as sgo
@@ -197,7 +199,15 @@ def picked_loss(name, logp, target, weight, ignore_index, reduction, smoothing=0
         loss = (1 - smoothing) * loss + smoothing / classes * spread
     if reduction != "mean":
         return reduce_loss(loss, reduction, name)
-    return sgo.sum(loss) / sgo.sum(w)
+    return _weighted_mean(sgo.sum(loss), sgo.sum(w))
+
+
+def _weighted_mean(total, weights):
+    """total / weights as torch computes a weighted mean loss: nan when every target is
+    ignored (weights = 0) but with a zero gradient, as torch's kernel skips ignored targets
+    (0/0 would make it nan)."""
+    none = sgo.eq(weights, 0)
+    return total / sgo.where(none, 1.0, weights) + sgo.where(none, math.nan, 0.0)
 
 
 @torch_op("F.one_hot")
