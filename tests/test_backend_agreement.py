@@ -98,6 +98,9 @@ IDS_TERMS = {
     "abs(y).reshape": (lambda x, y: sg.sum(x * sg.reshape(sg.abs(y), (2, 2))), (2, 2)),
     "sum(abs(y))": (lambda x, y: sg.sum(x) * sg.sum(sg.abs(y)), (2,)),
     "detach(y)": (lambda x, y: sg.sum(x * sg.detach(y)), (4,)),
+    "y[[1, 0, 3, 2]]": (lambda x, y: sg.sum(x * y[[1, 0, 3, 2]]), (4,)),
+    "concatenate": (lambda x, y: sg.sum(x * sg.concatenate([y, y])), (8,)),
+    "y @ y": (lambda x, y: sg.sum(x * (y @ y)), (2,)),
 }
 
 

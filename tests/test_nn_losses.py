@@ -220,3 +220,20 @@ def test_every_target_ignored_gives_nan_and_zero_gradients_as_torch(loss, labels
         got_value, (got,) = g.compile(backend, with_value=True)(*args)
         np.testing.assert_allclose(float(got_value), value.item(), equal_nan=True)
         np.testing.assert_allclose(np.asarray(got), want.numpy(), rtol=1e-12, atol=1e-15)
+
+
+def test_kept_targets_of_zero_class_weight_give_torchs_nan():
+    """Not an ignored batch: torch's 0/0 is nan in the loss and the kept rows' gradients
+    (its ignored rows get 0, symgrad's nan too)."""
+    weight = torch.tensor([0.0, 2.0, 0.0], dtype=torch.float64)
+
+    def fn(z, t):
+        return F.cross_entropy(z, t, weight=weight, ignore_index=1)
+    z, t = np.random.default_rng(0).standard_normal((3, 3)), np.array([0, 2, 1])
+    zt = torch.tensor(z, requires_grad=True)
+    (want,) = torch.autograd.grad(fn(zt, torch.tensor(t)), zt)
+    g = sg.grad_fn(fn, shapes={"z": ("B", 3), "t": sg.TensorSpec(("B",), dtype="int64")},
+                   wrt="z")
+    value, (got,) = g.compile("numpy", with_value=True)(z, t)
+    assert np.isnan(value)
+    assert np.isnan(got[np.isnan(want.numpy())]).all()

@@ -224,9 +224,10 @@ def _translated_errors(body, func_name):
                f"    raise EvaluationError({message}) from _error"])
 
 
-def _output_code(node, name_of, backend, printer, shape, ids=False):
+def _output_code(node, name_of, backend, printer, shape, ids=None):
     """The returned expression for one output: a fresh array of the right shape, of
-    floats (``ids``: the function takes ids or flags, which the code may keep as ints)."""
+    floats (``ids``: a dict for ``_may_hold_ints`` when the function takes ids or flags,
+    which the code may keep as ints)."""
     if node is None:
         return backend.zeros(shape)
     if node.is_const:
@@ -234,34 +235,40 @@ def _output_code(node, name_of, backend, printer, shape, ids=False):
             return backend.scalar_output(node.attrs["value"], printer)
         return printer.doprint(node.expr)
     name = name_of(node)
-    if node.kind != "float" or ids and _may_hold_ints(node):
+    if node.kind != "float" or ids is not None and _may_hold_ints(node, ids):
         return backend.as_float(name, node.shape)
     if node.shape and _views_an_argument(node):
         return backend.copy(name)
     return name if node.shape else backend.scalar_result(name)
 
 
-# ops whose NumPy and torch code keeps integer operands integers (besides pointwise ops
-# and views): sum(abs(y)) of ids y is ints
-KEEPS_INTS = frozenset({"sum", "cumsum", "prod", "cumprod", "amax", "amin"})
-
-
-def _may_hold_ints(node):
-    """Whether code may compute ``node``, a float in the graph, as integers: d/dx of
-    x*abs(y) for ids y is abs(y), which NumPy and torch compute as ints, as they do y**2,
-    y[1:] and sum(y)."""
-    stack, seen = [node], set()
+def _may_hold_ints(node, memo):
+    """Whether code may compute ``node``, a float in the graph, as integers: NumPy and
+    torch keep ints where every operand is ints (d/dx of x*abs(y) for ids y is abs(y),
+    and so are y**2, y[1:], sum(y), y[[1, 0]], y @ y), constants and captured arrays (a
+    gather's ids) aside. ``memo`` holds the answers for one function's nodes."""
+    stack = [node]
     while stack:
-        n = stack.pop()
-        if n.kind != "float":
-            return True
-        if n.is_leaf or id(n) in seen:
-            continue
-        seen.add(id(n))
-        opdef = OPS[n.op]
-        if opdef.pointwise or opdef.view or opdef.readonly or n.op in KEEPS_INTS:
-            stack.extend(n.inputs)
-    return False
+        n = stack[-1]
+        if id(n) in memo:
+            stack.pop()
+        elif n.kind != "float" or n.is_leaf:
+            memo[id(n)] = n.kind != "float"
+            stack.pop()
+        else:
+            operands = [i for i in n.inputs if not (i.is_const or i.is_array)]
+            pending = [i for i in operands if id(i) not in memo]
+            if pending:
+                stack.extend(pending)
+                continue
+            memo[id(n)] = bool(operands) and all(memo[id(i)] for i in operands)
+            stack.pop()
+    return memo[id(node)]
+
+
+def _ids_memo(inputs):
+    """A memo for ``_may_hold_ints`` if some input is ids or flags, else None."""
+    return {} if any(x.kind != "float" for x in inputs) else None
 
 
 def _views_an_argument(node):
@@ -423,11 +430,11 @@ def _body_lines(prog, outputs, zero_shapes, with_value, backend, preamble, args=
     keep = {name_of(o) for o in results}
     body = _release_temporaries(lines, prog, keep)
     body.append(_return_line(outputs, zero_shapes, with_value, name_of, backend, args,
-                             any(x.kind != "float" for x in prog.inputs)))
+                             _ids_memo(prog.inputs)))
     return body
 
 
-def _return_line(outputs, zero_shapes, with_value, name_of, backend, args, ids=False):
+def _return_line(outputs, zero_shapes, with_value, name_of, backend, args, ids=None):
     printer = backend.templates.printer
     items = [_output_code(o, name_of, backend, printer, s, ids)
              for o, s in zip(outputs, zero_shapes)]

@@ -20,7 +20,8 @@ from ..errors import ArgumentError, EvaluationError
 from .backends import internal, numba_kernels as nk
 from .backends.numba import require_numba
 from .emit import (Argument, Code, _arguments_code, _check_dims_bound, _dim_checks,
-                   _output_code, _translated_errors, say, scatter_accumulations)
+                   _ids_memo, _output_code, _translated_errors, say,
+                   scatter_accumulations)
 from .names import code_name, is_plain
 from .reassociate import for_code
 
@@ -199,7 +200,7 @@ def build(backend, outputs, inputs, func_name, with_value, zero_shapes, exclude)
     scalars = len(floats) == len(inputs) and not any(x.shape for x in inputs) and not any(
         node.shape for _, node, _ in prog.statements)
     returns = internal("math") if scalars else backend
-    ids = len(floats) < len(inputs)
+    ids = _ids_memo(inputs)
     items = [_output_code(o, name_of, returns, printer, s, ids)
              for o, s in zip(outputs, zero_shapes)]
     result = "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"

@@ -199,14 +199,14 @@ def picked_loss(name, logp, target, weight, ignore_index, reduction, smoothing=0
         loss = (1 - smoothing) * loss + smoothing / classes * spread
     if reduction != "mean":
         return reduce_loss(loss, reduction, name)
-    return _weighted_mean(sgo.sum(loss), sgo.sum(w))
+    return _weighted_mean(sgo.sum(loss), sgo.sum(w), sgo.sum(kept))
 
 
-def _weighted_mean(total, weights):
+def _weighted_mean(total, weights, kept):
     """total / weights as torch computes a weighted mean loss: nan when every target is
-    ignored (weights = 0) but with a zero gradient, as torch's kernel skips ignored targets
-    (0/0 would make it nan)."""
-    none = sgo.eq(weights, 0)
+    ignored (``kept`` = 0) but with a zero gradient, as torch's kernel skips ignored targets
+    (0/0 would make it nan); kept targets of zero weight give torch's nan."""
+    none = sgo.eq(kept, 0)
     return total / sgo.where(none, 1.0, weights) + sgo.where(none, math.nan, 0.0)
 
 

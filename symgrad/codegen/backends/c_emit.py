@@ -104,7 +104,7 @@ def build_hybrid(emit, prog, plan, outputs, inputs, func_name, with_value, zero_
     # an all-scalar program returns Python floats, as the NumPy backend's math code does
     returns = emit.internal("math") if all_scalar else numpy_backend
 
-    ids = len(floats) < len(args)
+    ids = emit._ids_memo(inputs)
 
     def result_code(name_of):
         items_ = [_output_code(o, name_of, returns, printer, s, ids)
