@@ -135,8 +135,6 @@ def normalise(shape, index):
     return tuple(entries), tuple(new_axes)
 
 
-
-
 class _TextPrinter:
     """Prints index bounds for LaTeX subscripts the way the text view does."""
 
