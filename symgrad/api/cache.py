@@ -26,7 +26,7 @@ import functools
 import threading
 import types
 import weakref
-from typing import Any
+from typing import Any, Callable
 
 import numpy
 
@@ -87,13 +87,14 @@ class _Same:
     weak references (lists, dicts) are held."""
 
     __slots__ = ("ref", "key")
+    ref: Callable[[], Any]
 
     def __init__(self, v):
         self.key = id(v)
         try:
             self.ref = weakref.ref(v)
         except TypeError:
-            self.ref = lambda v=v: v
+            self.ref = functools.partial(_held, v)
 
     def __hash__(self):
         return self.key
@@ -103,6 +104,10 @@ class _Same:
             return False
         v = self.ref()
         return v is not None and v is other.ref()
+
+
+def _held(v):
+    return v
 
 
 def _guard(v, depth=0):
