@@ -241,6 +241,8 @@ EXAMPLES = {
     "torch.ones_like": Ex(lambda op, x: op(x) * x, X),
     "torch.full_like": Ex(lambda op, x: op(x, 2.0) * x, X),
     "torch.Tensor.new_zeros": Ex(lambda op, x: op(x, (3, 4)) * 0 + x, X),
+    # torch's new_empty is uninitialised memory (nan * 0 is nan): only its shape is read
+    "torch.Tensor.new_empty": Ex(lambda op, x: torch.zeros_like(op(x, (3, 4))) + x, X),
     "torch.Tensor.new_ones": Ex(lambda op, x: op(x, (3, 4)) * x, X),
     "torch.Tensor.new_full": Ex(lambda op, x: op(x, (3, 4), 2.0) * x, X),
     "torch.Tensor.dim": Ex(lambda op, x: x * op(x), X),
