@@ -205,3 +205,22 @@ def test_relu_passes_the_gradient_at_nan_as_torch_does(backend):
         (got,) = call(compiled(g, backend), backend, x)
         want = reference(lambda x: f(x), x)[0]
         np.testing.assert_array_equal(as_numpy(got), want)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch", "c", "numba"])
+@pytest.mark.parametrize("case", ["same", "transposed", "row"])
+def test_two_gradients_never_share_memory(backend, case):
+    """d/dx = exp(W) and d/dy = exp(W), exp(W).T or exp(W)[0]: one array in the program,
+    two arrays returned, as torch.autograd returns."""
+    f, ys = {"same": (lambda x, y, W: sg.sum(x * sg.exp(W)) + sg.sum(y * sg.exp(W)), (2, 3)),
+             "transposed": (lambda x, y, W: sg.sum(x * sg.exp(W)) + sg.sum(y * sg.exp(W).T),
+                            (3, 2)),
+             "row": (lambda x, y, W: sg.sum(x * sg.exp(W)) + sg.sum(y * sg.exp(W)[0]),
+                     (3,))}[case]
+    g = sg.grad_fn(f, shapes={"x": (2, 3), "y": ys, "W": (2, 3)}, wrt=("x", "y"))
+    args = [np.ones((2, 3)), np.ones(ys), np.arange(6.0).reshape(2, 3) / 10]
+    dx, dy = call(compiled(g, backend), backend, *args)
+    assert not np.shares_memory(as_numpy(dx), as_numpy(dy))
+    want = reference(lambda x, y, W: f(x, y, W), *args)
+    np.testing.assert_allclose(as_numpy(dx), want[0])
+    np.testing.assert_allclose(as_numpy(dy), want[1])

@@ -242,6 +242,24 @@ def _output_code(node, name_of, backend, printer, shape, ids=None):
     return name if node.shape else backend.scalar_result(name)
 
 
+def _outputs_code(nodes, shapes, name_of, backend, printer, ids=None):
+    """The returned expressions of ``nodes`` (None: zeros of its shape). An array that
+    two outputs are or view (d/dx = exp(W), d/dy = exp(W) or exp(W).T) is copied for
+    the second: no two gradients share memory, as none shares it with an argument."""
+    out, returned = [], set()
+    for node, shape in zip(nodes, shapes):
+        code = _output_code(node, name_of, backend, printer, shape, ids)
+        if node is not None and node.shape and code == name_of(node):
+            base = node     # the array it is, or a view of (exp(W).T, exp(W)[0])
+            while OPS[base.op].view and base.inputs:
+                base = base.inputs[0]
+            if id(base) in returned:
+                code = backend.copy(code)
+            returned.add(id(base))
+        out.append(code)
+    return out
+
+
 def _may_hold_ints(node, memo):
     """Whether code may compute ``node``, a float in the graph, as integers: NumPy and
     torch keep ints where every operand is ints (d/dx of x*abs(y) for ids y is abs(y),
@@ -436,8 +454,7 @@ def _body_lines(prog, outputs, zero_shapes, with_value, backend, preamble, args=
 
 def _return_line(outputs, zero_shapes, with_value, name_of, backend, args, ids=None):
     printer = backend.templates.printer
-    items = [_output_code(o, name_of, backend, printer, s, ids)
-             for o, s in zip(outputs, zero_shapes)]
+    items = _outputs_code(outputs, zero_shapes, name_of, backend, printer, ids)
     result = "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
     if with_value is not None:
         value = _output_code(with_value, name_of, backend, printer, with_value.shape, ids)

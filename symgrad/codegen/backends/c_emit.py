@@ -107,8 +107,7 @@ def build_hybrid(emit, prog, plan, outputs, inputs, func_name, with_value, zero_
     ids = emit._ids_memo(inputs)
 
     def result_code(name_of):
-        items_ = [_output_code(o, name_of, returns, printer, s, ids)
-                  for o, s in zip(results, zero_shapes)]
+        items_ = emit._outputs_code(results, zero_shapes, name_of, returns, printer, ids)
         value = "(" + ", ".join(items_) + ("," if len(items_) == 1 else "") + ")"
         if with_value is not None:
             v = _output_code(with_value, name_of, returns, printer, with_value.shape, ids)
