@@ -140,8 +140,6 @@ def _arguments_code(args, backend, arrays, preamble):
         preamble.update(backend.index_helpers)
     checks = _shape_checks(args, backend)
     prologue = backend.prologue([a.code for a in floats], arrays, floats)
-    if len(floats) < len(args):
-        prologue += backend.with_ids_lines()
     entry = backend.entry_lines(floats)
     ready = None
     if args and len(floats) == len(args) and all(a.shape for a in args):
@@ -250,9 +248,7 @@ def _outputs_code(nodes, shapes, name_of, backend, printer, ids=None):
     for node, shape in zip(nodes, shapes):
         code = _output_code(node, name_of, backend, printer, shape, ids)
         if node is not None and node.shape and code == name_of(node):
-            base = node     # the array it is, or a view of (exp(W).T, exp(W)[0])
-            while OPS[base.op].view and base.inputs:
-                base = base.inputs[0]
+            base = _viewed(node)
             if id(base) in returned:
                 code = backend.copy(code)
             returned.add(id(base))
@@ -289,12 +285,18 @@ def _ids_memo(inputs):
     return {} if any(x.kind != "float" for x in inputs) else None
 
 
+def _viewed(node):
+    """The node whose array ``node``'s code may be a view of (exp(W) for exp(W).T)."""
+    while OPS[node.op].view and node.inputs:
+        node = node.inputs[0]
+    return node
+
+
 def _views_an_argument(node):
     """Whether the array computed for ``node`` may share memory with an argument or a
     captured array (x[0], W.T), or be read-only: an output is then copied, as the user
     may write into a gradient."""
-    while OPS[node.op].view and node.inputs:
-        node = node.inputs[0]
+    node = _viewed(node)
     return node.is_symbol or node.is_array or OPS[node.op].readonly
 
 
@@ -453,13 +455,19 @@ def _body_lines(prog, outputs, zero_shapes, with_value, backend, preamble, args=
 
 
 def _return_line(outputs, zero_shapes, with_value, name_of, backend, args, ids=None):
-    printer = backend.templates.printer
+    result = results_code(outputs, zero_shapes, with_value, name_of, backend,
+                          backend.templates.printer, ids)
+    return f"return {backend.result(result, args)}"
+
+
+def results_code(outputs, zero_shapes, with_value, name_of, backend, printer, ids=None):
+    """The tuple of the outputs' expressions, or (value, tuple) with ``with_value``."""
     items = _outputs_code(outputs, zero_shapes, name_of, backend, printer, ids)
     result = "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
     if with_value is not None:
         value = _output_code(with_value, name_of, backend, printer, with_value.shape, ids)
         result = f"({value}, {result})"
-    return f"return {backend.result(result, args)}"
+    return result
 
 
 def _scalar_body(prog, inputs, outputs, zero_shapes, with_value, backend, preamble, args):

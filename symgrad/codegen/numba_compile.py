@@ -20,7 +20,7 @@ from ..errors import ArgumentError, EvaluationError
 from .backends import internal, numba_kernels as nk
 from .backends.numba import require_numba
 from .emit import (Argument, Code, _arguments_code, _check_dims_bound, _dim_checks,
-                   _ids_memo, _output_code, _outputs_code, _translated_errors, say,
+                   _ids_memo, _translated_errors, results_code, say,
                    scatter_accumulations)
 from .names import code_name, is_plain
 from .reassociate import for_code
@@ -201,11 +201,7 @@ def build(backend, outputs, inputs, func_name, with_value, zero_shapes, exclude)
         node.shape for _, node, _ in prog.statements)
     returns = internal("math") if scalars else backend
     ids = _ids_memo(inputs)
-    items = _outputs_code(outputs, zero_shapes, name_of, returns, printer, ids)
-    result = "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
-    if with_value is not None:
-        value = _output_code(with_value, name_of, returns, printer, with_value.shape, ids)
-        result = f"({value}, {result})"
+    result = results_code(outputs, zero_shapes, with_value, name_of, returns, printer, ids)
     body.append(f"return {backend.result(result, floats)}")
     body = body[:computing] + _translated_errors(body[computing:], func_name)
 

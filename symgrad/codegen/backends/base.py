@@ -107,10 +107,6 @@ class Backend:
         """A captured array as standalone source writes it."""
         raise NotImplementedError
 
-    def with_ids_lines(self):
-        """Lines after the prologue of a function that also takes ids or flags."""
-        return []
-
     def body_prefix(self, args):
         """Lines before the statements (after the argument checks)."""
         return []

@@ -63,7 +63,7 @@ def build_hybrid(emit, prog, plan, outputs, inputs, func_name, with_value, zero_
                  kernel_c, numpy_backend, name):
     """The compiled function of ``prog`` run as ``plan`` (``c._plan``): kernels built by
     ``kernel_c``, the rest printed by ``numpy_backend``, checks from ``emit``."""
-    Argument, Code, say, _output_code = emit.Argument, emit.Code, emit.say, emit._output_code
+    Argument, Code, say = emit.Argument, emit.Code, emit.say
     items, kernels = plan
     shapes = {prog.name_of(x): x.shape for x in inputs}
     shapes.update({n: v.shape for n, v in zip(prog.arrays, prog.arrays.values())})
@@ -107,12 +107,8 @@ def build_hybrid(emit, prog, plan, outputs, inputs, func_name, with_value, zero_
     ids = emit._ids_memo(inputs)
 
     def result_code(name_of):
-        items_ = emit._outputs_code(results, zero_shapes, name_of, returns, printer, ids)
-        value = "(" + ", ".join(items_) + ("," if len(items_) == 1 else "") + ")"
-        if with_value is not None:
-            v = _output_code(with_value, name_of, returns, printer, with_value.shape, ids)
-            value = f"({v}, {value})"
-        return value
+        return emit.results_code(results, zero_shapes, with_value, name_of, returns,
+                                 printer, ids)
 
     unpack = ", ".join(a.code for a in args) + ("," if len(args) == 1 else "") + " = args"
     names = ", ".join(x.name for x in inputs)

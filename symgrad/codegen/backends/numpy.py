@@ -138,11 +138,6 @@ class NumpyBackend(Backend):
                             for a in args)
         return cond, ["_dt = _FLOAT64"]
 
-    def with_ids_lines(self):
-        """NumPy keeps ints where torch gives the gradient floats (abs(y) as d/dx of
-        x*abs(y)): results are then always converted."""
-        return ["if _dt is _FLOAT64:", "    _dt = _PROMOTED64"]
-
     def body_prefix(self, args):
         return [f"{a.code} = numpy.float64({a.code})" for a in args if not a.shape]
 
