@@ -223,9 +223,8 @@ def _translated_errors(body, func_name):
 
 
 def _output_code(node, name_of, backend, printer, shape, ids=None):
-    """The returned expression for one output: a fresh array of the right shape, of
-    floats (``ids``: a dict for ``_may_hold_ints`` when the function takes ids or flags,
-    which the code may keep as ints)."""
+    """The returned expression for one output: a fresh float array of its shape (``ids``:
+    a ``_may_hold_ints`` memo when the function takes ids, which code may keep as ints)."""
     if node is None:
         return backend.zeros(shape)
     if node.is_const:
@@ -241,9 +240,8 @@ def _output_code(node, name_of, backend, printer, shape, ids=None):
 
 
 def _outputs_code(nodes, shapes, name_of, backend, printer, ids=None):
-    """The returned expressions of ``nodes`` (None: zeros of its shape). An array that
-    two outputs are or view (d/dx = exp(W), d/dy = exp(W) or exp(W).T) is copied for
-    the second: no two gradients share memory, as none shares it with an argument."""
+    """The returned expressions of ``nodes`` (None: zeros). An array two outputs are or
+    view (exp(W), exp(W).T) is copied for the second: no two gradients share memory."""
     out, returned = [], set()
     for node, shape in zip(nodes, shapes):
         code = _output_code(node, name_of, backend, printer, shape, ids)
@@ -256,11 +254,14 @@ def _outputs_code(nodes, shapes, name_of, backend, printer, ids=None):
     return out
 
 
+def _ids_memo(inputs):
+    return {} if any(x.kind != "float" for x in inputs) else None   # for _may_hold_ints
+
+
 def _may_hold_ints(node, memo):
-    """Whether code may compute ``node``, a float in the graph, as integers: NumPy and
-    torch keep ints where every operand is ints (d/dx of x*abs(y) for ids y is abs(y),
-    and so are y**2, y[1:], sum(y), y[[1, 0]], y @ y), constants and captured arrays (a
-    gather's ids) aside. ``memo`` holds the answers for one function's nodes."""
+    """Whether code may compute ``node``, a float in the graph, as ints: NumPy and torch
+    do where every operand is ints but constants and captured arrays (a gather's ids):
+    abs(y), y**2, y[1:], sum(y), y @ y of ids y. ``memo``: answers for one function."""
     stack = [node]
     while stack:
         n = stack[-1]
@@ -280,13 +281,8 @@ def _may_hold_ints(node, memo):
     return memo[id(node)]
 
 
-def _ids_memo(inputs):
-    """A memo for ``_may_hold_ints`` if some input is ids or flags, else None."""
-    return {} if any(x.kind != "float" for x in inputs) else None
-
-
 def _viewed(node):
-    """The node whose array ``node``'s code may be a view of (exp(W) for exp(W).T)."""
+    """The node whose array ``node``'s code may view (exp(W) for exp(W).T)."""
     while OPS[node.op].view and node.inputs:
         node = node.inputs[0]
     return node
@@ -461,7 +457,7 @@ def _return_line(outputs, zero_shapes, with_value, name_of, backend, args, ids=N
 
 
 def results_code(outputs, zero_shapes, with_value, name_of, backend, printer, ids=None):
-    """The tuple of the outputs' expressions, or (value, tuple) with ``with_value``."""
+    """The outputs' expressions as a tuple, (value, tuple) with ``with_value``."""
     items = _outputs_code(outputs, zero_shapes, name_of, backend, printer, ids)
     result = "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
     if with_value is not None:
