@@ -183,3 +183,35 @@ def test_host_ops_take_float64_arguments_whole_on_any_thread():
         for _ in range(6):
             for got, w in zip(jitted(*args), want):
                 np.testing.assert_allclose(np.asarray(got), w, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("x64", [False, True])
+def test_runs_inside_outer_jax_transforms(x64):
+    """Under an outer jax.vmap / jax.jit / jax.grad the function takes the tracers as they
+    are and the precision is the outer scope's: entering x64 inside mixed float32 avals
+    with float64 buffers (a raw JaxRuntimeError under vmap with x64 off)."""
+    torch = pytest.importorskip("torch")
+    g = sg.grad_fn(mlp, shapes=SHAPES).compile("jax")
+    rng = np.random.default_rng(3)
+    xs = rng.standard_normal((4, 5, 3))
+    w1, w2 = rng.standard_normal((3, 4)), rng.standard_normal((4, 2))
+
+    def torch_grads(x):
+        x, a, b = (torch.tensor(v, requires_grad=True) for v in (x, w1, w2))
+        return [t.numpy() for t in torch.autograd.grad((torch.tanh(x @ a) @ b).sum(), (x, a, b))]
+
+    want = [np.stack(w) for w in zip(*(torch_grads(x) for x in xs))]
+    with jax.enable_x64(x64):
+        batched = jax.vmap(g, in_axes=(0, None, None))(xs, w1, w2)
+        jitted = jax.jit(jax.vmap(g, in_axes=(0, None, None)))(xs, w1, w2)
+        through = jax.grad(lambda x: jnp.sum(g(x, w1, w2)[1]))(xs[0])
+    dtype, rtol = (jnp.float64, 1e-12) if x64 else (jnp.float32, 1e-4)
+    for got in (batched, jitted):
+        for o, w in zip(got, want):
+            assert o.dtype == dtype
+            np.testing.assert_allclose(np.asarray(o), w, rtol=rtol, atol=rtol)
+    x = torch.tensor(xs[0], requires_grad=True)
+    a, b = torch.tensor(w1, requires_grad=True), torch.tensor(w2)
+    (dw1,) = torch.autograd.grad((torch.tanh(x @ a) @ b).sum(), a, create_graph=True)
+    (second,) = torch.autograd.grad(dw1.sum(), x)
+    np.testing.assert_allclose(np.asarray(through), second.numpy(), rtol=rtol, atol=rtol)

@@ -22,7 +22,10 @@ turns it on for its own call only (``jax.enable_x64``, a thread-local scope; the
 setting is left as the user set it), so it computes in the arguments' dtype as the NumPy
 and torch backends do: float64 arrays (and Python floats) in float64, float32 arrays in
 float32. The float64 arrays it returns stay float64; JAX code that uses them outside
-such a scope with x64 off computes in float32 (JAX's own rule).
+such a scope with x64 off computes in float32 (JAX's own rule). Called inside an outer
+transform (``jax.jit``, ``jax.vmap``, ``jax.grad`` of code that calls it), it takes the
+tracers as they are and leaves precision to the outer scope: entering x64 there would
+mix the outer trace's float32 avals with float64 buffers.
 
 The call waits for its results (``block_until_ready``): host callbacks (id checks, host
 ops) then run inside that scope, and an id out of range is an ``ArgumentError`` raised by
@@ -242,6 +245,8 @@ class JaxBackend(Backend):
         "            if kind not in 'biuf':\n"
         "                raise ArgumentError('argument %s must be real numbers (float or "
         "int), got %s of dtype %s' % (name, type(a).__name__, a.dtype))\n"
+        "        if any(isinstance(a, jax.core.Tracer) for a in args):\n"
+        "            return compiled(*args)\n"
         "        try:\n"
         "            with jax.enable_x64(True):\n"
         "                return jax.block_until_ready(compiled(*args))\n"
