@@ -3,6 +3,7 @@ compiled program per input signature (symgrad/api/cache.py): a second call with 
 signature does not trace ``f`` again, other shapes, dtypes, kinds, closure values and
 globals do, and dropped functions release their entries."""
 import gc
+import math
 
 import numpy as np
 import pytest
@@ -14,25 +15,17 @@ from symgrad.api import cache
 SCALE = 2.0
 
 
-class Count:
-    """A trace counter (an object: the cache guards it by identity, not by value)."""
-
-    def __init__(self):
-        self.n = 0
-
-    def append(self, _):
-        self.n += 1
-
-    def __len__(self):
-        return self.n
-
-
 def counted(body):
-    """f that counts how often it is traced."""
-    calls = Count()
+    """f that counts how often it is traced. The count is kept by a function f calls (the
+    cache guards a function by identity); f capturing the list itself would be traced every
+    call, as any mutable object it reads is."""
+    calls = []
+
+    def note():
+        calls.append(1)
 
     def f(x, y):
-        calls.append(1)
+        note()
         return body(x, y)
     return f, calls
 
@@ -202,11 +195,14 @@ def test_the_cache_is_bounded():
 
 
 def test_has_aux_and_symbolic_primals_trace_every_call():
-    calls = Count()
+    calls = []
+
+    def note():
+        calls.append(1)
+        return len(calls)
 
     def f(x):
-        calls.append(1)
-        return sg.sum(x ** 3), {"n": len(calls)}
+        return sg.sum(x ** 3), {"n": note()}
     x = np.ones(2)
     assert sg.jacobian(f, x, has_aux=True)[1] == {"n": 1}
     assert sg.jacobian(f, x, has_aux=True)[1] == {"n": 2}
@@ -226,3 +222,65 @@ def test_errors_at_cached_signatures_are_still_raised():
     _, vjp_fn = sg.vjp(f, x, x)
     with pytest.raises(sg.ShapeError):
         vjp_fn(np.ones(2))
+
+
+def test_functions_with_nested_code_are_cached():
+    """Lambdas, nested functions and comprehensions in f's body (their code objects are
+    among f's constants) once made every transform fail with a TypeError."""
+    def f(x):
+        square = lambda z: z ** 2  # noqa: E731
+        return sg.sum(square(x)) + sum(sg.sum(sg.sin(x) * k) for k in (1.0, 2.0))
+    x = np.array([0.3, -1.2])
+    t = torch.tensor(x, requires_grad=True)
+    want = torch.func.hessian(lambda t: (t ** 2).sum() + 3 * torch.sin(t).sum())(t)
+    for _ in range(2):
+        np.testing.assert_allclose(sg.hessian(f, x), want.detach().numpy(), rtol=1e-12)
+
+
+def test_a_captured_module_or_object_is_read_afresh_each_call():
+    """An nn.Module updated in place by an optimiser step, or an object whose attribute is
+    reassigned, keeps its identity: a function that reads one is traced every call."""
+    torch.manual_seed(0)
+    net = torch.nn.Linear(2, 1).double()
+
+    def f(x):
+        return net(x).sum()
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64)
+    opt = torch.optim.SGD(net.parameters(), lr=0.5)
+    for _ in range(3):
+        want = torch.func.jacrev(f)(x).detach()
+        torch.testing.assert_close(sg.jacobian(f, x), want)
+        opt.zero_grad()
+        net(x).pow(2).sum().backward()
+        opt.step()
+
+    class Config:
+        scale = 1.0
+    cfg = Config()
+
+    def g(x):
+        return sg.sum(cfg.scale * x ** 2)
+    assert np.allclose(sg.jacobian(g, np.array([1.0, 2.0])), [2.0, 4.0])
+    cfg.scale = 10.0
+    assert np.allclose(sg.jacobian(g, np.array([1.0, 2.0])), [20.0, 40.0])
+
+
+def test_small_tensors_changed_without_a_version_bump_and_signed_zeros_are_seen():
+    c = torch.ones(2, dtype=torch.float64)
+    view = c.numpy()
+
+    def h(x):
+        return sg.sum(c * x ** 2)
+    x = np.array([1.0, 2.0])
+    assert np.allclose(sg.jacobian(h, x), [2.0, 4.0])
+    c.data.mul_(3)
+    assert np.allclose(sg.jacobian(h, x), [6.0, 12.0])
+    view *= 2
+    assert np.allclose(sg.jacobian(h, x), [12.0, 24.0])
+    s = 0.0
+
+    def k(x):
+        return x * math.copysign(1.0, s)
+    assert np.allclose(sg.jacobian(k, x), np.eye(2))
+    s = -0.0
+    assert np.allclose(sg.jacobian(k, x), -np.eye(2))

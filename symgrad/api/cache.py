@@ -10,12 +10,16 @@ so does this module. An entry's key is:
 * the transform and its options (argnums, mode);
 * per primal: Python number type, or shape and dtype (and device for torch);
 * guards on what the trace read besides the primals: the values in the function's closure
-  cells, its default arguments and the module globals its code names. Numbers, strings and
-  small arrays are compared by value, short tuples, lists and dicts item by item, torch
-  tensors by identity and in-place version counter, anything else by identity (of a living
-  object: a new array at a freed one's address is a different array). A large NumPy array
-  captured by ``f`` and then changed in place is not noticed (as with ``jax.jit``);
-  rebinding the name is. Globals read by other functions ``f`` calls are not guarded.
+  cells, its default arguments and the module globals its code names. Numbers (by their
+  repr: -0.0 is not 0.0), strings and small arrays and CPU tensors are compared by value,
+  short tuples, lists and dicts item by item, torch tensors also by identity and in-place
+  version counter, modules, functions, classes and builtins by identity (of a living
+  object: a new array at a freed one's address is a different array). A function that
+  reads any other object (an nn.Module, whose parameters an optimiser updates in place; a
+  config object whose attributes change) is traced every call. A large array captured by
+  ``f`` and changed in place without a version bump (NumPy, ``tensor.data``) is not
+  noticed (as with ``jax.jit``); rebinding the name is. Globals read by other functions
+  ``f`` calls are not guarded.
 
 The cache is a bounded LRU (``MAX_ENTRIES`` plans over all functions), and a function's
 entries go when the function is garbage collected (a weak reference with a callback), so
@@ -77,7 +81,7 @@ def _global_names(code):
     names = set(code.co_names)
     for c in code.co_consts:
         if isinstance(c, types.CodeType):
-            names |= _global_names(c)
+            names.update(_global_names(c))
     return tuple(sorted(names))
 
 
@@ -110,10 +114,25 @@ def _held(v):
     return v
 
 
+class Uncached(Exception):
+    """What ``f`` read cannot be guarded (see ``IDENTITY_SAFE``): trace every call."""
+
+
+# Objects whose identity stands for what a trace reads of them: modules, functions, classes
+# and builtins. Any other object (an nn.Module an optimiser updates in place, a config
+# whose attributes are reassigned) can change under the same identity.
+IDENTITY_SAFE = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type,
+                 numpy.ufunc, numpy.dtype, type(Ellipsis), slice, range)
+
+
 def _guard(v, depth=0):
     t = type(v)
-    if v is None or t in (bool, int, float, complex, str, bytes):
+    if v is None or t in (bool, int, str, bytes):
         return (t, v)
+    if t is float or t is complex:
+        return (t, repr(v))           # -0.0 is not 0.0, and nan is nan
+    if isinstance(v, numpy.generic):
+        return (t, v.tobytes())
     if t is numpy.ndarray:
         small = v.size <= SMALL_ARRAY
         return (t, _Same(v), v.shape, v.dtype, v.tobytes() if small else None)
@@ -122,9 +141,16 @@ def _guard(v, depth=0):
     if t is dict and depth < 2 and len(v) <= 16:
         return (t,) + tuple((_guard(k, depth + 1), _guard(x, depth + 1)) for k, x in v.items())
     torch = torch_module()
-    if torch is not None and isinstance(v, torch.Tensor):
-        return (t, _Same(v), v._version, tuple(v.shape), v.dtype, v.device)
-    return (object, _Same(v))
+    if torch is not None:
+        if isinstance(v, torch.Tensor):
+            small = v.device.type == "cpu" and v.numel() <= SMALL_ARRAY and not v.is_sparse
+            value = v.detach().contiguous().numpy().tobytes() if small else None
+            return (t, _Same(v), v._version, tuple(v.shape), v.dtype, v.device, value)
+        if isinstance(v, (torch.dtype, torch.device)):
+            return (t, v)
+    if isinstance(v, IDENTITY_SAFE):
+        return (object, _Same(v))
+    raise Uncached(t.__name__)
 
 
 def guards(f):
@@ -154,7 +180,10 @@ def key(f, options, values):
     sig = signature(values)
     if sig is None:
         return None
-    return (id(f), f.__code__, options, sig, guards(f))
+    try:
+        return (id(f), f.__code__, options, sig, guards(f))
+    except Uncached:
+        return None
 
 
 def get(k, f):
