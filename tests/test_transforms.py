@@ -594,7 +594,9 @@ def test_grad_fn_inside_no_grad_still_differentiates():
 def test_detach_matches_torch(stop):
     x = sg.symbol("x", (3,))
     (gx,) = sg.grad(sg.sum(x * stop(x) ** 2), [x])
-    (hx,) = sg.grad(sg.sum(gx), [x])
+    with pytest.raises(sg.SymgradError, match="not have been used"):   # torch raises too
+        sg.grad(sg.sum(gx), [x])
+    (hx,) = sg.grad(sg.sum(gx), [x], allow_unused=True)
     xs = RNG.standard_normal(3)
     tx = torch.tensor(xs, requires_grad=True)
     (r1,) = torch.autograd.grad((tx * tx.detach() ** 2).sum(), [tx], create_graph=True)
@@ -733,3 +735,98 @@ def test_hessians_at_symbolic_sizes_through_matrix_ops(name, wrt):
     np.testing.assert_allclose(H.compile("numpy")(K, b), want.numpy(), rtol=1e-9, atol=1e-12)
     got = H.compile("torch")(torch.tensor(K), torch.tensor(b))
     torch.testing.assert_close(got, want, rtol=1e-9, atol=1e-12)
+
+
+# ----- primals of other kinds, dtypes of tangents, mistakes --------------------------------
+
+def test_integer_primals_outside_argnums_index_as_in_torch_func():
+    """An int or bool primal that is not differentiated is an input of its kind (ids, a
+    mask), as torch.func passes non-differentiated arguments on: it can index."""
+    x = T([0.5, -1.0, 2.0])
+    idx = torch.tensor([0, 2])
+
+    def pick(x, i):
+        return x[i] * x[i]
+    close(sg.jacobian(pick, x, idx), torch.func.jacrev(pick)(x, idx))
+    close(sg.jacobian(pick, x.numpy(), idx.numpy()), torch.func.jacrev(pick)(x, idx))
+    close(sg.hessian(lambda x, i: (x[i] ** 3).sum(), x, idx),
+          torch.func.hessian(lambda x, i: (x[i] ** 3).sum())(x, idx))
+
+    def row(x, k):
+        return x[k] * x
+    close(sg.jacobian(row, x, 1), torch.func.jacrev(row)(x, 1))
+
+    def gathered(x, i):
+        return torch.gather(x, 0, i).sum()
+    close(sg.jacobian(gathered, x, idx), torch.func.jacrev(gathered)(x, idx))
+
+    def masked(x, m):
+        return torch.where(m, x * x, -x).sum()
+    m = torch.tensor([True, False, True])
+    close(sg.jacobian(masked, x, m), torch.func.jacrev(masked)(x, m))
+    # differentiated int primals are still taken as floats
+    close(sg.jacobian(lambda a: a * a, np.array([1, 2])), np.diag([2.0, 4.0]))
+
+
+def test_tangents_and_cotangents_are_taken_in_their_primals_and_outputs_dtype():
+    x32 = torch.tensor([0.3, 1.2])
+    t64 = T([1.0, 2.0])
+    out, tan = sg.jvp(torch.sin, (x32,), (t64,))
+    want_out, want_tan = torch.func.jvp(torch.sin, (x32,), (t64.float(),))
+    assert out.dtype == tan.dtype == torch.float32
+    close(out, want_out, rtol=1e-6)
+    close(tan, want_tan, rtol=1e-6)
+    (g,) = sg.vjp(torch.sin, x32)[1](t64)
+    (want,) = torch.func.vjp(torch.sin, x32)[1](t64.float())
+    assert g.dtype == want.dtype == torch.float32
+    close(g, want, rtol=1e-6)
+    out, _ = sg.jvp(lambda a: a * a, (np.ones(2, np.float32),), (np.ones(2),))
+    assert out.dtype == np.float32
+
+
+@pytest.mark.parametrize("value, says", [
+    (np.array([1 + 2j, 3 - 1j]), "is complex"),
+    (torch.tensor([1 + 2j]), "is complex"),
+    (1 + 2j, "is complex"),
+    (np.array(["a", "b"]), "has dtype <U1"),
+    (np.array([1.0, None]), "has dtype object"),
+])
+def test_complex_and_non_numeric_primals_are_argument_errors(value, says):
+    for transform in (sg.jacobian, sg.hessian, sg.vjp):
+        with pytest.raises(sg.ArgumentError, match=says):
+            transform(lambda a: (a * a).sum(), value)
+    with pytest.raises(sg.ArgumentError, match=says):
+        sg.jvp(lambda a: a * a, (np.ones(2),), (value,))
+
+
+def test_wrong_number_of_primals_and_symbolic_tangents_are_argument_errors():
+    x = np.array([1.0, 2.0])
+    with pytest.raises(sg.ArgumentError, match=r"f\(a\) cannot be called with 2 primal"):
+        sg.jacobian(lambda a: a, x, x)
+    with pytest.raises(sg.ArgumentError, match="missing a required argument: 'b'"):
+        sg.hessian(lambda a, b: (a * b).sum(), x)
+    with pytest.raises(sg.ArgumentError, match="symbolic Tensor but the primals are numbers"):
+        sg.jvp(lambda a: a * 2, (x,), (sg.symbol("t", shape=(2,)),))
+    with pytest.raises(sg.ArgumentError, match="another structure"):
+        sg.vjp(lambda a: {"a": a, "b": a.sum()}, x)[1]({"b": 1.0, "a": np.ones(2)})
+
+
+def test_grad_under_no_grad_is_differentiable_and_a_detached_output_is_unused():
+    """torch.autograd.grad(create_graph=True) under no_grad gives gradients that
+    differentiate again; an output built under no_grad does not reach the input."""
+    a = sg.symbol("a", shape=(3,))
+    out = sg.sum(a ** 3)
+    with sg.no_grad():
+        (da,) = sg.grad(out, a)
+        with pytest.raises(sg.SymgradError, match="not have been used"):
+            sg.grad(sg.sum(a ** 2), a)
+    (dda,) = sg.grad(sg.sum(da), a)
+    t = T([0.5, -1.0, 2.0]).requires_grad_()
+    tout = (t ** 3).sum()
+    with torch.no_grad():
+        (dt,) = torch.autograd.grad(tout, t, create_graph=True)
+        with pytest.raises(RuntimeError, match="does not require grad"):
+            torch.autograd.grad((t ** 2).sum(), t)
+    (ddt,) = torch.autograd.grad(dt.sum(), t)
+    got = compile_function([dda], [a], "numpy", zero_shapes=[(3,)])(t.detach().numpy())[0]
+    close(got, ddt)

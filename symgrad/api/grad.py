@@ -16,7 +16,7 @@ from ..core.build import (
     as_tensor, const, gc_paused, is_symmetric_leaf, naming_captures, symbol, torch_module)
 from ..core.constructors import zeros
 from ..core.grad_mode import enable_grad
-from ..core.graph import Tensor, topo_order
+from ..core.graph import Tensor
 from ..core.types import Shapes, TensorLike, Wrt
 from ..core.shapes import KIND_DTYPES, DimValueError, TensorSpec, as_shape, dim_symbols, fmt_shape, shapes_equal
 from ..diff.reverse import backward
@@ -309,6 +309,7 @@ def _as_list(x):
     return [x], True
 
 
+@enable_grad()  # as torch's create_graph=True: the gradients differentiate again
 def grad(outputs: TensorLike | Sequence[TensorLike], inputs: Tensor | Sequence[Tensor],
          grad_outputs: TensorLike | Sequence[TensorLike | None] | None = None,
          allow_unused: bool = False, materialize_grads: bool = False,
@@ -388,4 +389,15 @@ def grad(outputs: TensorLike | Sequence[TensorLike], inputs: Tensor | Sequence[T
 
 
 def _reaches(outputs, x):
-    return any(n is x for n in topo_order(outputs))
+    """Whether ``x`` is reached from ``outputs`` along differentiable edges (a detached
+    value, one built under ``sg.no_grad``, does not pass its inputs on)."""
+    seen, stack = set(), [o for o in outputs if o.op != "detach"]
+    while stack:
+        node = stack.pop()
+        if node is x:
+            return True
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.extend(i for i in node.inputs if i.op != "detach")
+    return False

@@ -2,6 +2,7 @@
 place, the plan (traced graph and compiled code) kept per input signature (``api.cache``),
 and the conversion of results back to the primals' kind. Used by ``api.transforms``."""
 import functools
+import inspect
 from typing import Any
 
 import numpy
@@ -14,7 +15,7 @@ from ..core.graph import Tensor
 from ..core.shapes import TensorSpec, fmt_shape, shapes_equal
 from ..diff.batching import placeholder
 from ..diff.function import substitute
-from ..errors import ShapeError, SymgradError
+from ..errors import ArgumentError, ShapeError, SymgradError
 from ..torchfront.factories import symbolic_sizes
 from . import cache
 from .grad import parameters
@@ -64,31 +65,85 @@ def _shape_of(v):
     return tuple(int(d) for d in numpy.shape(v))
 
 
-def _placeholder_spec(v):
+def _placeholder_spec(v, kind=None):
     """The shape of a primal's placeholder: a symmetric input stays symmetric, so the
-    derivative w.r.t. it is the symmetric one, as for ``sg.grad``."""
+    derivative w.r.t. it is the symmetric one, as for ``sg.grad``; an integer or bool
+    primal that is not differentiated is an input of that kind (ids, a mask)."""
     if isinstance(v, Tensor) and is_symmetric_leaf(v):
         return TensorSpec(v.shape, symmetric=True)
+    if kind is not None:
+        return TensorSpec(_shape_of(v), dtype=kind)
     return _shape_of(v)
+
+
+def _dtype_kind(v):
+    """The NumPy dtype kind of a numeric value ('f', 'i', 'b', 'c', ...)."""
+    if isinstance(v, bool):
+        return "b"
+    if isinstance(v, int):
+        return "i"
+    if isinstance(v, float):
+        return "f"
+    if isinstance(v, complex):
+        return "c"
+    torch = torch_module()
+    if torch is not None and isinstance(v, torch.Tensor):
+        if v.is_complex():
+            return "c"
+        return "f" if v.is_floating_point() else "b" if v.dtype == torch.bool else "i"
+    return numpy.asarray(v).dtype.kind
+
+
+def _not_real(v):
+    """Why ``v`` cannot be a primal, or None."""
+    if isinstance(v, Tensor):
+        return None
+    if not isinstance(v, complex) and not is_numeric(v):
+        return (f"is a {type(v).__name__}; pass numbers, NumPy arrays, torch tensors or "
+                "symbolic Tensors (sg.symbol)")
+    kind = _dtype_kind(v)
+    if kind == "c":
+        return ("is complex: symgrad differentiates real functions (complex-valued ones are "
+                "refused); pass the real and imaginary parts as two real primals")
+    if kind not in "biuf":
+        return (f"has dtype {numpy.asarray(v).dtype}; pass real numbers (float, int or bool)")
+    return None
+
+
+def _check_arity(f, what, n):
+    """Python's TypeError for a call of ``f`` with ``n`` primals, as an ArgumentError."""
+    try:
+        sig = inspect.signature(f)
+    except (TypeError, ValueError):
+        return
+    try:
+        sig.bind(*range(n))
+    except TypeError as e:
+        names = ", ".join(sig.parameters)
+        raise ArgumentError(f"{what}: f({names}) cannot be called with {n} primal(s): {e}. "
+                            "Give one primal per positional parameter of f") from None
 
 
 class Primals:
     """The primals of a transform, their placeholders, and how results go back: substituted
-    (symbolic primals) or computed by compiled code and returned as the primals' kind."""
+    (symbolic primals) or computed by compiled code and returned as the primals' kind.
+    Integer and bool primals outside ``differentiated`` (positions; None: all) are inputs
+    of their kind, so they can index, as torch.func's non-differentiated arguments."""
 
     plan: Any = None        # the cached trace and compiled code for this signature
     tangents: Any = None    # a jvp's tangents, as given
+    ids: dict[int, str] = {}  # position -> "int64" or "bool" for id and mask primals
 
-    def __init__(self, f, what, primals):
+    def __init__(self, f, what, primals, differentiated=None):
         self.what = what
         self.values = list(primals)
         self.f = f
         for i, v in enumerate(self.values):
-            if not isinstance(v, Tensor) and not is_numeric(v):
+            problem = _not_real(v)
+            if problem is not None:
                 names = _param_names(f, len(primals))
-                raise SymgradError(
-                    f"{what}: primal {i} ({names[i]}) is a {type(v).__name__}; pass numbers, "
-                    "NumPy arrays, torch tensors or symbolic Tensors (sg.symbol)")
+                raise ArgumentError(f"{what}: primal {i} ({names[i]}) {problem}")
+        _check_arity(f, what, len(self.values))
         torch = torch_module()
         if any(isinstance(v, Tensor) for v in self.values):
             self.kind = "symbolic"
@@ -97,13 +152,17 @@ class Primals:
         else:
             self.kind = "numpy"
         self.plain = all(isinstance(v, (int, float)) for v in self.values)
+        if self.kind != "symbolic" and differentiated is not None:
+            self.ids = {i: "bool" if _dtype_kind(v) == "b" else "int64"
+                        for i, v in enumerate(self.values)
+                        if i not in differentiated and _dtype_kind(v) in "biu"}
         self.plan = None
 
     def bind(self):
         """Placeholders for the primals (one symbol each, shaped like it) and a new plan."""
         names = _param_names(self.f, len(self.values))
-        self.placeholders = [placeholder(f"p_{n}_", _placeholder_spec(v))
-                             for n, v in zip(names, self.values)]
+        self.placeholders = [placeholder(f"p_{n}_", _placeholder_spec(v, self.ids.get(i)))
+                             for i, (n, v) in enumerate(zip(names, self.values))]
         self.names = names
         self.plan = Plan(self.placeholders)
 
@@ -160,13 +219,32 @@ class Primals:
     def _args(self, values):
         torch = torch_module()
         out = []
-        for v in values:
-            if isinstance(v, bool) or isinstance(v, int):
+        for i, v in enumerate(values):
+            if i in self.ids:
+                pass
+            elif isinstance(v, bool) or isinstance(v, int):
                 v = float(v)
             elif torch is not None and isinstance(v, torch.Tensor) and not v.is_floating_point():
                 v = v.to(torch.float64)
             elif isinstance(v, numpy.ndarray) and not numpy.issubdtype(v.dtype, numpy.floating):
                 v = v.astype(float)
+            out.append(v)
+        return out
+
+    @staticmethod
+    def like(values, refs):
+        """``values`` (tangents, cotangents) in the float dtype of ``refs`` (the primals,
+        the outputs) where both are float arrays or tensors, as torch.func takes them: a
+        float64 cotangent of a float32 output gives float32 gradients."""
+        torch = torch_module()
+        out = []
+        for v, r in zip(values, refs):
+            if torch is not None and isinstance(v, torch.Tensor) and isinstance(
+                    r, torch.Tensor) and v.is_floating_point() and r.is_floating_point():
+                v = v.to(r.dtype)
+            elif isinstance(r, (numpy.ndarray, numpy.generic)) and r.dtype.kind == "f" and (
+                    isinstance(v, (numpy.ndarray, numpy.generic)) and v.dtype.kind == "f"):
+                v = numpy.asarray(v, dtype=r.dtype)
             out.append(v)
         return out
 
@@ -193,9 +271,13 @@ class Primals:
         if len(values) != len(shapes):
             raise SymgradError(f"{self.what}: expected {len(shapes)} {what}, got {len(values)}")
         for i, (v, s) in enumerate(zip(values, shapes)):
-            if not isinstance(v, Tensor) and not is_numeric(v):
-                raise SymgradError(f"{self.what}: {what}[{i}] is a {type(v).__name__}; pass "
-                                   "numbers, arrays, torch tensors or symbolic Tensors")
+            problem = _not_real(v)
+            if problem is not None:
+                raise ArgumentError(f"{self.what}: {what}[{i}] {problem}")
+            if isinstance(v, Tensor) and self.kind != "symbolic":
+                raise ArgumentError(f"{self.what}: {what}[{i}] is a symbolic Tensor but the "
+                                    f"primals are numbers; give numeric {what}, or symbolic "
+                                    "primals (sg.symbol) for a symbolic result")
             got = _shape_of(v)
             if not shapes_equal(tuple(got), tuple(s)):
                 raise ShapeError(f"{self.what}: {what}[{i}] has shape {fmt_shape(got)} but "

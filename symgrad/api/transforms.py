@@ -30,7 +30,7 @@ from ..core.types import Shapes, TensorLike, Wrt
 from ..diff.batching import jacfwd, jacobian_blocks, jacrev, placeholder, reverse_is_cheaper
 from ..diff.forward import forward
 from ..diff.reverse import backward
-from ..errors import NonScalarOutputError, SymgradError
+from ..errors import ArgumentError, NonScalarOutputError, SymgradError
 from ..views.latex import latex_expr
 from .derivative import Block, DerivativeFn
 from .grad import input_text, make_inputs, positional, resolve_wrt
@@ -98,16 +98,20 @@ def _vjp_plan(p, has_aux):
     shapes = [x.shape for x in p.placeholders]
 
     def finish(q):
-        out_values = unflatten(spec, q.results(outs, out_shapes))
+        out_leaves = q.results(outs, out_shapes)
+        out_values = unflatten(spec, out_leaves)
 
         @_grad_enabled
         def vjp_fn(cotangents):
             flat, cspec = flatten(cotangents)
             if cspec != spec and not (spec is None and len(flat) == 1):
-                raise SymgradError(f"sg.vjp: the cotangents must have the structure of the "
-                                   f"output ({len(outs)} value(s)), got {len(flat)} value(s)")
+                how = (f"got {len(flat)} value(s)" if len(flat) != len(outs) else
+                       "got as many values in another structure (dict keys in another "
+                       "order, a list for a tuple)")
+                raise ArgumentError(f"sg.vjp: the cotangents must have the structure of the "
+                                    f"output ({len(outs)} value(s)), {how}")
             q.check_like(flat, "cotangents", out_shapes)
-            return tuple(q.results(grads, shapes, cts, flat))
+            return tuple(q.results(grads, shapes, cts, q.like(flat, out_leaves)))
 
         vjp_fn.__doc__ = "The vector-Jacobian product at the primals: one gradient per primal."
         result = (out_values, vjp_fn)
@@ -152,7 +156,7 @@ def _jvp_plan(p, has_aux):
     shapes = [o.shape for o in outs]
 
     def finish(q):
-        values = q.results(outs + touts, shapes + shapes, tph, q.tangents)
+        values = q.results(outs + touts, shapes + shapes, tph, q.like(q.tangents, q.values))
         result = (unflatten(spec, values[:len(outs)]), unflatten(spec, values[len(outs):]))
         return result + (_aux(q, aux),) if has_aux else result
     return finish
@@ -188,8 +192,8 @@ def jacobian(f: Callable[..., Any], *primals: TensorLike,
     if shapes is not None:
         raise SymgradError("sg.jacobian: shapes= is for the symbolic object "
                            "sg.jacobian(f, shapes=...); with primals their shapes are used")
-    p = Primals(f, "sg.jacobian", primals)
     sel, single = _selection(argnums, wrt, len(primals), "sg.jacobian")
+    p = Primals(f, "sg.jacobian", primals, differentiated=sel)
     return p.cached(("jacobian", tuple(sel), single, mode),
                     lambda: _jacobian_plan(p, sel, single, mode, has_aux), has_aux)
 
@@ -237,8 +241,8 @@ def hessian(f: Callable[..., Any], *primals: TensorLike,
     if shapes is not None:
         raise SymgradError("sg.hessian: shapes= is for the symbolic object "
                            "sg.hessian(f, shapes=...); with primals their shapes are used")
-    p = Primals(f, "sg.hessian", primals)
     sel, single = _selection(argnums, wrt, len(primals), "sg.hessian")
+    p = Primals(f, "sg.hessian", primals, differentiated=sel)
     return p.cached(("hessian", tuple(sel), single),
                     lambda: _hessian_plan(p, sel, single, has_aux), has_aux)
 
@@ -289,7 +293,7 @@ def _hvp_plan(p, is_tuple):
     shapes = [outs[0].shape] + shapes
 
     def finish(q):
-        values = q.results(nodes, shapes, tph, q.tangents)
+        values = q.results(nodes, shapes, tph, q.like(q.tangents, q.values))
         out, rest = values[0], values[1:]
         return out, (tuple(rest) if is_tuple else rest[0])
     return finish
