@@ -88,6 +88,23 @@ def test_arguments_of_different_float_dtypes_give_the_promoted_dtype(backend):
     np.testing.assert_allclose(as_numpy(dx), want[0], rtol=1e-6)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_0d_float64_argument_does_not_promote_float32_arrays(backend):
+    """torch's rule: a 0-d tensor of the same category does not widen a dimensioned one.
+    Every result is in that dtype (torch returns d/dy in y's own dtype, float64)."""
+    g = sg.grad_fn(lambda x, y: sg.sum(sg.sin(x) * y), shapes={"x": ("n",), "y": ()})
+    x, y = np.linspace(0.1, 0.9, 3).astype(np.float32), np.array(2.0)
+    value, (dx, dy) = call(compiled(g, backend, with_value=True), backend, x, y)
+    xt, yt = torch.tensor(x, requires_grad=True), torch.tensor(y, requires_grad=True)
+    out = (torch.sin(xt) * yt).sum()
+    want = torch.autograd.grad(out, (xt, yt))
+    assert out.dtype == torch.float32
+    for got in (value, dx, dy):
+        assert as_numpy(got).dtype == np.float32
+    for got, w in zip((dx, dy), want):
+        np.testing.assert_allclose(as_numpy(got), w.numpy(), rtol=1e-6)
+
+
 IDS_TERMS = {
     "y - 1": (lambda x, y: sg.sum(x * (y - 1)), (4,)),
     "abs(y)": (lambda x, y: sg.sum(x * sg.abs(y)), (4,)),

@@ -285,6 +285,11 @@ class JaxBackend(Backend):
         return [f"{a.code} = _real_array({a.code}, {a.label})"]
 
     def prologue(self, names, arrays, args=()):
+        # torch's rule, as the other backends: 0-d arguments take part only when every
+        # argument is 0-d (a float32 array times a 0-d float64 array is float32)
+        shaped = [a.code for a in args if a.shape]
+        if shaped:
+            names = shaped
         if not names:
             lines = ["_dt = jax.numpy.float64"]
         else:
