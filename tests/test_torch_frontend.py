@@ -19,6 +19,7 @@ import torch.nn.functional as F
 import symgrad as sg
 from symgrad.torchfront import dispatch as tf
 from symgrad.check import _concrete
+from symgrad.core.shapes import DimValueError
 from symgrad.torchfront.module import symbol_names
 from symgrad.errors import NonScalarOutputError, ShapeError, SymgradError, UnsupportedOpError
 
@@ -794,6 +795,33 @@ def test_multihead_attention_module_with_masks():
     sg.check(Masked(), shapes={"x": (3, 4)}, loss=loss)
 
 
+@pytest.mark.parametrize("padded", [False, True])
+def test_multihead_attention_add_zero_attn_with_symbolic_batch(padded):
+    """add_zero_attn appends a zero key and value per batch row and head (and a mask
+    column allowing it): zeros of a symbolic batch."""
+    torch.manual_seed(0)
+
+    class ZeroAttn(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.att = nn.MultiheadAttention(4, 2, batch_first=True, add_zero_attn=True)
+
+        def forward(self, q, k, pad):
+            return self.att(q, k, k, key_padding_mask=pad if padded else None)[0]
+
+    m = ZeroAttn().double().eval()
+    loss = lambda out: (out ** 2).sum()  # noqa: E731
+    fn = sg.module_function(m, shapes={"q": ("B", 2, 4), "k": ("B", 3, 4),
+                                       "pad": sg.TensorSpec(("B", 3), dtype="bool")},
+                            loss=loss)
+    g = sg.grad_fn(fn)
+    for batch in (1, 3):
+        q, k = torch.randn(batch, 2, 4, dtype=D), torch.randn(batch, 3, 4, dtype=D)
+        pad = torch.zeros(batch, 3, dtype=torch.bool)
+        pad[0, 1:] = True
+        _agrees_with_autograd(m, g, fn, loss, q, k, pad)
+
+
 def test_layer_norm_module():
     torch.manual_seed(0)
     ln = nn.LayerNorm(4)
@@ -975,6 +1003,125 @@ def test_module_errors():
         sg.grad_fn(m, shapes={"weight": (1, 2), "x": (2,)}, loss=torch.sum)
     with pytest.raises(ShapeError, match="matmul"):
         sg.grad_fn(m, shapes={"x": (5,)}, loss=torch.sum)
+
+
+def _agrees_with_autograd(module, g, fn, loss, *inputs):
+    """The compiled gradient of ``module`` (traced as ``fn``) equals torch.autograd's on
+    the real module at ``inputs`` (float64), wrt its trainable parameters."""
+    module.zero_grad()
+    loss(module(*inputs)).backward()
+    grads = g.compile("torch")(*fn.arguments(*inputs))
+    for ours, p in zip(grads, [p for p in module.parameters() if p.requires_grad]):
+        torch.testing.assert_close(ours, p.grad)
+
+
+class ZeroState(nn.Module):
+    """A hand-written RNN loop whose state is torch.zeros(x.shape[0], H)."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.RNNCell(3, 4)
+
+    def forward(self, x):
+        h = torch.zeros(x.shape[0], 4, dtype=x.dtype)
+        for t in range(x.shape[1]):
+            h = self.cell(x[:, t], h)
+        return h
+
+
+class LearnedPositions(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tok, self.pos = nn.Embedding(7, 4), nn.Embedding(10, 4)
+
+    def forward(self, ids):
+        return self.tok(ids) + self.pos(torch.arange(ids.shape[1]))
+
+
+def test_module_forward_with_factories_of_symbolic_dims():
+    """torch.zeros(x.shape[0], H) and torch.arange(ids.shape[1]) in a module's forward
+    with symbolic dims: every run of forward (also the one that binds the inputs' dims to
+    the parameters' sizes) has the factories that take symbolic sizes."""
+    torch.manual_seed(0)
+    loss = lambda out: (out ** 3).mean()  # noqa: E731
+    net = ZeroState().double()
+    fn = sg.module_function(net, shapes={"x": ("B", 5, 3)}, loss=loss)
+    g = sg.grad_fn(fn)
+    for batch in (1, 3):
+        _agrees_with_autograd(net, g, fn, loss, torch.randn(batch, 5, 3, dtype=D))
+    pos = LearnedPositions().double()
+    fn = sg.module_function(pos, shapes={"ids": INT("B", "T")}, loss=loss)
+    g = sg.grad_fn(fn)
+    assert [x.name for x in g.wrt] == ["W_tok", "W_pos"]
+    for batch, length in ((2, 3), (1, 6)):
+        _agrees_with_autograd(pos, g, fn, loss, torch.randint(0, 7, (batch, length)))
+
+
+def test_padding_mask_with_a_target_of_the_output_shape():
+    """A loss with a target whose shape is left to default: finding the output's shape
+    runs forward as the trace does (torch's boolean-mask conversion out of place)."""
+    torch.manual_seed(0)
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.enc = nn.TransformerEncoder(
+                nn.TransformerEncoderLayer(4, 2, 6, batch_first=True), 1,
+                enable_nested_tensor=False)
+
+        def forward(self, x, pad):
+            return self.enc(x, src_key_padding_mask=pad)
+
+    m = Encoder().double().eval()
+    loss = F.mse_loss
+    fn = sg.module_function(
+        m, shapes={"x": ("B", 3, 4), "pad": sg.TensorSpec(("B", 3), dtype="bool")}, loss=loss)
+    assert tuple(map(str, fn.shapes["target"])) == ("B", "3", "4")
+    g = sg.grad_fn(fn)
+    x, target = torch.randn(2, 3, 4, dtype=D), torch.randn(2, 3, 4, dtype=D)
+    pad = torch.tensor([[False, False, True], [False, False, False]])
+    m.zero_grad()
+    loss(m(x, pad), target).backward()
+    grads = g.compile("torch")(*fn.arguments(x, pad, target))
+    for ours, p in zip(grads, m.parameters()):
+        torch.testing.assert_close(ours, p.grad)
+
+
+def test_shape_error_notes_concrete_parameters_only_where_they_clash():
+    """The note on the parameters' concrete shapes is for an error where a parameter's
+    size meets a dim it does not fit; not for a symbolic sequence length or unbind."""
+    class Recurrent(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.r = nn.GRU(2, 3, batch_first=True)
+
+        def forward(self, x):
+            return self.r(x)[0]
+
+    class Unbound(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(2, 3)
+
+        def forward(self, x):
+            return sum(self.lin(t) for t in x.unbind(1))
+
+    class Looped(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(2, 3)
+
+        def forward(self, x):
+            return sum(self.lin(x[:, t]) for t in range(x.shape[1]))
+
+    for module, what in ((Recurrent(), "sequence length"), (Unbound(), "unbind"),
+                         (Looped(), r"range\(\).*\[T is a dim of x: \(B, T, 2\)\]")):
+        with pytest.raises(ShapeError, match=what) as caught:
+            sg.grad_fn(module.double(), shapes={"x": ("B", "T", 2)}, loss=torch.sum)
+        assert "note:" not in str(caught.value)
+    assert isinstance(caught.value, DimValueError) and caught.value.dims == ["T"]
+    with pytest.raises(ShapeError, match=r"(?s)matmul.*concrete shapes \(W: \(5, 3\), b: "):
+        sg.grad_fn(nn.Linear(3, 5), shapes={"input": ("N", 4)}, loss=torch.sum)
 
 
 def test_plain_function_with_loss():

@@ -13,6 +13,7 @@ import math
 import sympy
 
 from ..core import ops as sgo
+from ..core.constructors import zeros as sg_zeros
 from ..core.graph import Tensor
 from ..errors import ParameterError, ShapeError
 from .dispatch import (check_float_dtype, constant_array, legacy_reduction, rank_of, reduce_loss,
@@ -499,10 +500,9 @@ def multi_head_attention_forward(
     k = k if static_k is None else static_k
     v = v if static_v is None else static_v
     src = shape_of(k)[1]
-    if add_zero_attn:
-        import numpy
-        zeros = numpy.zeros((batch * num_heads, 1, head))
-        k, v = sgo.concatenate([k, zeros], axis=1), sgo.concatenate([v, zeros], axis=1)
+    if add_zero_attn:       # sg zeros: the batch may be symbolic
+        zero = sg_zeros(batch * num_heads, 1, head)
+        k, v = sgo.concatenate([k, zero], axis=1), sgo.concatenate([v, zero], axis=1)
         mask, padding, src = _allow_one_more(mask), _allow_one_more(padding), src + 1
     scores = sgo.matmul(q, swap_axes(k, -2, -1)) * (1 / math.sqrt(head))
     if padding is not None:
@@ -530,10 +530,8 @@ def _allow_one_more(mask):
     """An additive mask with one more key position at the end, which may be attended."""
     if mask is None:
         return None
-    if isinstance(mask, Tensor):
-        import numpy
-        zeros = numpy.zeros(tuple(shape_of(mask)[:-1]) + (1,))
-        return sgo.concatenate([mask, zeros], axis=-1)
+    if isinstance(mask, Tensor):      # its leading dims may be symbolic (the batch)
+        return sgo.concatenate([mask, sg_zeros(tuple(shape_of(mask)[:-1]) + (1,))], axis=-1)
     import numpy
     return numpy.pad(mask, [(0, 0)] * (mask.ndim - 1) + [(0, 1)])
 

@@ -15,6 +15,7 @@ import numpy
 from ..core import ops as sgo
 from ..core.build import as_tensor
 from ..core.graph import Tensor
+from ..core.ops.indexing import _of_dims_only
 from ..core.shapes import broadcast_shapes, fmt_shape, normalize_axis
 from ..errors import ShapeError
 from .dispatch import (constant_array, rank_of, reduce_loss, refuse, reject, shape_of,
@@ -31,14 +32,16 @@ def _is_index(x):
 
 
 def index_operand(name, index):
-    """``index`` as an operand of the index ops: a symbolic integer Tensor as it is, a
-    constant as an integer array."""
+    """``index`` as an operand of the index ops: a symbolic integer Tensor as it is (or
+    one computed from dims alone, as torch.arange(n) of a symbolic n), a constant as an
+    integer array."""
     if isinstance(index, Tensor):
         if index.kind == "bool":
             raise unsupported(name, (index,), why="a boolean index selects a number of "
                               "elements that depends on its values; use torch.where or "
                               "masked_fill to keep the shape")
-        if index.kind != "int" and not (index.is_const or index.is_array):
+        if index.kind != "int" and not (index.is_const or index.is_array
+                                        or _of_dims_only(index)):
             raise unsupported(name, (index,), why="indices must be integers: an integer "
                               "input (sg.TensorSpec(dims, dtype='int64')) or a constant")
         return index

@@ -43,6 +43,7 @@ from ..core.graph import Tensor
 from ..core.types import Shapes
 from ..core.shapes import Unifier, as_shape, dim_symbols, fmt_shape, with_dtype_of
 from ..errors import NonScalarOutputError, ShapeError, SymgradError
+from .factories import symbolic_sizes
 
 SHORT_NAMES = {"weight": "W", "bias": "b"}
 
@@ -209,6 +210,21 @@ def symbolic_forwards(module):
             vars(mod).pop("forward", None)
 
 
+class _Mismatches(Unifier):
+    """Inside ``with _Mismatches() as m``, the pairs of dims a shape constraint found
+    unequal (``dims_match``), in order, in ``m.seen``; an enclosing Unifier still binds."""
+
+    def __init__(self):
+        super().__init__(())
+        self.seen = []
+
+    def bind(self, a, b):
+        if self._outer is not None and self._outer.bind(a, b):
+            return True
+        self.seen.append((a, b))
+        return False
+
+
 class ModuleFunction:
     """A module (and optional loss) as a function of named symbols; see the module
     docstring. ``names`` are its positional parameters, ``shapes`` their shapes,
@@ -357,19 +373,33 @@ class ModuleFunction:
     def _forward(self, args):
         state, inputs = args[:len(self._state)], args[len(self._state):]
         replacements = {id(t): v for (_, t, _), v in zip(self._state, state)}
+        mismatches = _Mismatches()
         try:
-            with preserving_buffers(self.module), holding(self.module, replacements), \
-                    symbolic_forwards(self.module):
+            # the main trace's context (torch's factories taking symbolic sizes, the
+            # out-of-place mask conversion) also for the shape-finding runs of forward
+            with symbolic_sizes(), preserving_buffers(self.module), \
+                    holding(self.module, replacements), symbolic_forwards(self.module), \
+                    mismatches:
                 return self._call_forward(self.module, inputs)
         except ShapeError as e:
-            raise ShapeError(f"{e}{self._shape_hint()}") from None
+            hint = self._shape_hint(mismatches.seen)
+            if not hint:
+                raise
+            noted = type(e)(f"{e}{hint}")      # the same kind of error (DimValueError)
+            noted.__dict__.update(vars(e))
+            raise noted from None
 
-    def _shape_hint(self):
+    def _shape_hint(self, mismatches):
         """Parameters keep the module's concrete sizes unless ``shapes`` says otherwise,
-        which clashes with symbolic sizes given to the inputs."""
+        which clashes with symbolic sizes given to the inputs: said when the error comes
+        from two dims that differ (the last ``mismatches``), one of them a size of such a
+        parameter; not for errors of another kind (a sequence length that must be
+        concrete)."""
         kept = [(q, self.symbols[q], t) for q, t, _ in self._state
                 if self.symbols[q] not in getattr(self, "_given", ())]
-        if not kept:
+        sizes = {d for _, _, t in kept for d in t.shape}
+        if not kept or not mismatches or not any(
+                isinstance(d, int) and d in sizes for d in mismatches[-1]):
             return ""
         listed = ", ".join(f"{s}: {fmt_shape(tuple(t.shape))}" for _, s, t in kept[:6])
         return (f"\n  note: {type(self.module).__name__}'s parameters keep the module's "
