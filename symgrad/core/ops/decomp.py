@@ -8,6 +8,8 @@ per-output rules, because torch's backward formulas are linear in the output gra
 The compiled NumPy code calls LAPACK through numpy.linalg, the torch code torch.linalg.
 Derivatives: rules/decomp.yaml, helpers in diff/decomp_grads.py.
 """
+import functools
+
 import numpy
 import sympy
 from sympy.core.symbol import Str
@@ -48,22 +50,40 @@ class _Element(sympy.Function):
     of (parameter, value) pairs, then the element's index."""
 
     def _eval_evalf(self, prec):
-        from .. import extensions
         name, *rest = self.args
-        name = name.name
-        arity = OPS[name].arity
-        arrays = []
-        for k in range(arity):
-            flat, shape = rest[2 * k], rest[2 * k + 1]
-            values = [e.doit().evalf(prec) for e in flat]   # doit: decides Eq(0, 1)
-            if not all(v.is_Number for v in values):
-                return None
-            arrays.append(numpy.array([float(v) for v in values]).reshape(
-                tuple(int(d) for d in shape)))
-        params = {p.name: bool(v) for p, v in rest[2 * arity]}
+        arity = OPS[name.name].arity
+        value = _evaluated(name.name, tuple(rest[:2 * arity + 1]))
+        if value is None:
+            return None
         idx = tuple(int(i) for i in rest[2 * arity + 1:])
-        value = extensions.evaluate(name, arrays, params)
-        return sympy.Float(float(numpy.asarray(value)[idx]), prec)
+        return sympy.Float(float(value[idx]), prec)
+
+
+_DIGITS = 20
+
+
+@functools.lru_cache(maxsize=1024)
+def _evaluated(name, args):
+    """The whole result of decomposition ``name`` at the inputs in ``args`` (per input a
+    Tuple of elements and one of the shape, then the parameters), or None when an input
+    is not a number. Cached: each of the op's n² elements asks for it, and an element of a
+    later op asks for every element of an earlier one, which without the cache made the
+    evaluation of a chain of decompositions (a Gaussian process's Cholesky factor and its
+    solves) grow as a product of their sizes. The op computes in float64, so the inputs
+    are evaluated to 20 digits whatever precision evalf asks for (it asks again with more
+    when it suspects cancellation)."""
+    from .. import extensions
+    arity = OPS[name].arity
+    arrays = []
+    for k in range(arity):
+        flat, shape = args[2 * k], args[2 * k + 1]
+        values = [e.doit().evalf(_DIGITS) for e in flat]   # doit: decides Eq(0, 1)
+        if not all(v.is_Number for v in values):
+            return None
+        arrays.append(numpy.array([float(v) for v in values]).reshape(
+            tuple(int(d) for d in shape)))
+    params = {p.name: bool(v) for p, v in args[2 * arity]}
+    return numpy.asarray(extensions.evaluate(name, arrays, params))
 
 
 def _opaque(name):
