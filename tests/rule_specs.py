@@ -1721,3 +1721,13 @@ spec("to_precision", lambda x, dtype: sg_ops.to_precision(x, dtype) * x,
          Case("half_overflow", {"x": (3,)}, params={"dtype": "float16"},
               samplers={"x": discrete([7e4, -1.0, 0.1])}),
      ], samplers={"x": _scaled_normal(100.0)})
+
+# x log y: at zeros of x torch's gradient for x is log y, not 0 (the scalar case, checked
+# against sympy.diff of the piecewise form, stays away from them); the edges (y <= 0, nan,
+# inf) are in tests/test_elem.py
+for _name, _torch_fn, _y in (("xlogy", torch.xlogy, POSITIVE),
+                             ("xlog1py", torch.special.xlog1py, uniform(-0.6, 2.0))):
+    spec(_name, getattr(sg_ops, _name), _torch_fn, binary_cases([
+        Case("x_zeros", {"x": (2, 3), "y": (3,)},
+             samplers={"x": discrete([0.0, 1.5, -0.7])}),
+    ]), samplers={"x": NONZERO, "y": _y}, elementwise=True)

@@ -8,10 +8,13 @@ import math
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 
 import symgrad as sg
 from symgrad.core import ops as sgo
 from symgrad.core.ops import special_kernels as K
+
+from backend_support import require_backend
 
 D = torch.float64
 
@@ -218,3 +221,100 @@ def test_polygamma_order_must_be_a_natural_number():
         sg.grad_fn(lambda x: torch.polygamma(-1, x).sum(), shapes={"x": (3,)})
     assert math.isclose(K._sg_polygamma(1, np.array([1.0]))[0], math.pi ** 2 / 6,
                         rel_tol=1e-14)
+
+
+# ----- torch's values and gradients at the edges of the compositions, every backend -------
+
+EDGE_BACKENDS = ("numpy", "torch", "jax", "c", "numba")
+
+
+def assert_backends(f, *arrays):
+    """The value and gradient of sum(f(...) * w) compiled for every backend (a scalar
+    program too where the arrays are 1-d) against torch.autograd's, nan and inf included."""
+    names = [f"x{k}" for k in range(len(arrays))]
+    w = np.linspace(-1.0, 1.5, len(arrays[0]))
+
+    def loss(*xs):
+        weights = w if isinstance(xs[0], sg.Tensor) else torch.tensor(w)
+        return (f(*xs) * weights).sum()
+
+    xs = [torch.tensor(a, dtype=D, requires_grad=True) for a in arrays]
+    out = loss(*xs)
+    ref = [r.numpy() for r in torch.autograd.grad(out, xs, materialize_grads=True,
+                                                   allow_unused=True)]
+    g = sg.grad_fn(signed(loss, names), shapes={n: np.shape(a) for n, a in zip(names, arrays)})
+    for backend in EDGE_BACKENDS:
+        require_backend(backend)
+        args = [torch.tensor(a) for a in arrays] if backend == "torch" else arrays
+        value, ours = g.compile(backend, with_value=True)(*args)
+        np.testing.assert_allclose(np.asarray(value, dtype=float), out.item(), rtol=1e-12,
+                                   equal_nan=True, err_msg=backend)
+        for o, r in zip(ours, ref):
+            np.testing.assert_allclose(np.asarray(o, dtype=float), r, rtol=1e-12, atol=0,
+                                       equal_nan=True, err_msg=backend)
+    if len(arrays) <= 2:
+        scalar = sg.grad_fn(signed(lambda *xs: f(*xs), names), shapes={n: () for n in names})
+        for k in range(len(arrays[0])):
+            point = [float(a[k]) for a in arrays]
+            ts = [torch.tensor(p, dtype=D, requires_grad=True) for p in point]
+            ref = torch.autograd.grad(f(*ts), ts, materialize_grads=True, allow_unused=True)
+            for backend in ("numpy", "numba"):
+                ours = scalar.compile(backend)(*point)
+                np.testing.assert_allclose(np.asarray(ours, dtype=float),
+                                           [r.item() for r in ref], rtol=1e-12,
+                                           equal_nan=True, err_msg=f"{backend} at {point}")
+
+
+_INF, _NAN = math.inf, math.nan
+
+
+@pytest.mark.parametrize("fn", [torch.xlogy, torch.special.xlog1py])
+def test_xlogy_gradient_at_zeros_of_x_is_torchs(fn):
+    """d/dx at x == 0 is log y (log1p y), 0 only where y <= 0 (<= -1); nan where y is."""
+    x = np.array([0.0, -0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.5, 2.0, -0.5, 0.0])
+    y = np.array([2.5, 1.0, 0.0, -1.0, -2.0, _NAN, _INF, 0.0, -0.5, 3.0, 1e-300])
+    assert_backends(fn, x, y)
+
+
+@pytest.mark.parametrize("fn", [torch.fmax, torch.fmin])
+def test_fmax_and_fmin_send_the_gradient_to_the_number_and_a_tie_to_x(fn):
+    x = np.array([_NAN, 0.0, 1.0, _NAN, 2.0, -1.0, _INF])
+    y = np.array([0.0, _NAN, 1.0, _NAN, -1.0, 2.0, _INF])
+    assert_backends(fn, x, y)
+    assert_backends(lambda a: fn(a, torch.tensor(0.5, dtype=D)), x)
+
+
+def test_entr_at_nan_is_nan():
+    """(At 0 and below torch's gradient is inf and nan, symgrad's 0: see entr.)"""
+    assert_backends(torch.special.entr, np.array([_NAN, 0.5, 2.0, 1e-300]))
+
+
+def test_logit_gradient_is_nan_outside_the_unit_interval_and_inf_at_its_ends():
+    x = np.array([-1.0, 2.5, 0.0, 1.0, 0.25, 0.999, 1e-300, -0.0, _NAN])
+    assert_backends(torch.logit, x)
+    assert_backends(lambda t: torch.logit(t, eps=0.1), x)
+    assert_backends(lambda t: torch.logit(t, eps=0.0), x[x != 0.0])
+
+
+@pytest.mark.parametrize("power", [0.5, -0.5])
+def test_half_powers_are_sqrt_and_rsqrt_as_torchs(power):
+    """torch computes x ** ±0.5 as sqrt / rsqrt: -0.0 stays -0.0 (rsqrt -inf), -inf is
+    nan; pow(-0.0, 0.5) is +0.0 and pow(-inf, 0.5) inf."""
+    assert_backends(lambda t: t ** power, np.array([-0.0, -_INF, 4.0, _INF, 0.0]))
+    assert_backends(lambda t: torch.pow(t, power), np.array([-0.0, -_INF, 2.5]))
+
+
+@pytest.mark.parametrize("fn", [F.hardshrink, F.softshrink])
+def test_shrinks_keep_nan_and_torchs_values_at_their_edges(fn):
+    """(torch's own gradient at nan depends on the length of the tensor, its value not.)"""
+    x = np.array([0.5, -0.5, 0.0, 0.7, -2.0, _INF, -_INF, 0.49])
+    assert_backends(fn, x)
+    assert_backends(lambda t: fn(t, 0.0), x)
+    g = sg.grad_fn(lambda t: fn(t).sum(), shapes={"t": (2,)})
+    for backend in EDGE_BACKENDS:
+        require_backend(backend)
+        value, _ = g.compile(backend, with_value=True)(np.array([_NAN, 1.0]))
+        assert math.isnan(float(value)), backend
+    if fn is F.softshrink:
+        with pytest.raises(sg.ParameterError, match="lambd must be >= 0"):
+            sg.grad_fn(lambda t: F.softshrink(t, -1.0).sum(), shapes={"t": (3,)})

@@ -147,6 +147,23 @@ def test_extrema_at_nan_split_the_gradient_like_torch(op, backend):
         np.testing.assert_allclose(np.asarray(got), ref, equal_nan=True)
 
 
+@pytest.mark.parametrize("backend", ["numpy", "numba", "c"])
+@pytest.mark.parametrize("op", ["maximum", "minimum"])
+def test_extrema_of_scalars_at_nan_are_nan_like_torch(op, backend):
+    """Scalar programs ran Python's max(1.0, nan), which is 1.0."""
+    pytest.importorskip("numba") if backend == "numba" else None
+
+    def f(x, y):
+        return getattr(sg, op)(x, y) ** 2 + getattr(sg, op)(y, 2.0) * x
+
+    fn = sg.grad_fn(f).compile(backend, with_value=True)
+    for x, y in ((1.0, np.nan), (np.nan, 1.0), (1.0, 3.0), (2.0, 2.0)):
+        value, grads = fn(x, y)
+        tx, ty = (torch.tensor(v, dtype=torch.float64) for v in (x, y))
+        np.testing.assert_allclose(value, f(tx, ty).item(), equal_nan=True)
+        np.testing.assert_allclose(grads, torch_grads(f, x, y), equal_nan=True)
+
+
 def test_fractional_power_of_a_negative_scalar_is_nan_not_complex():
     (g,) = sg.grad_fn(lambda x: x ** 0.5).compile("numpy")(-1.0)
     assert isinstance(g, float) or np.ndim(g) == 0

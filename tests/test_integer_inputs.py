@@ -221,6 +221,31 @@ def test_advanced_indexing_with_several_id_arrays():
     assert sg.check(picks, shapes={"x": (4, 5, 5), "i": ints(3), "j": ints(3)}).ok
 
 
+@pytest.mark.parametrize("backend", ["numpy", "torch", "c", "jax", "numba"])
+def test_negative_ids_of_a_subscript_count_from_the_end_as_torchs(backend):
+    """x[ids] and x[:, ids] take ids in [-n, n) as torch does; ids outside are an
+    ArgumentError naming the id, and embedding keeps refusing negative ids, as torch's."""
+    from backend_support import require_backend
+    require_backend(backend)
+
+    def f(x, i):
+        return (x[i] ** 2).sum() + (x[:, i] ** 3).sum() + (x[i, i] * 2).sum()
+    g = sg.grad_fn(f, shapes={"x": ("n", "n"), "i": ints("k")}).compile(backend)
+    conv = torch.as_tensor if backend == "torch" else np.asarray
+    x = np.arange(9.0).reshape(3, 3) / 4 - 1
+    for i in ([-1, 0, -3, 2], [-2]):
+        (got,) = g(conv(x), conv(np.array(i)))
+        ref = torch_grads(f, [x, np.array(i)], [0])[0]
+        np.testing.assert_allclose(np.asarray(got), ref)
+    for bad in (-4, 3):
+        with pytest.raises(sg.ArgumentError, match=f"index {bad} is out of range"):
+            g(conv(x), conv(np.array([0, bad])))
+    e = sg.grad_fn(lambda W, i: F.embedding(i, W).sum(),
+                   shapes={"W": (3, 2), "i": ints(2)}).compile(backend)
+    with pytest.raises(sg.ArgumentError, match="index -1 is out of range"):
+        e(conv(np.ones((3, 2))), conv(np.array([-1, 0])))
+
+
 @pytest.mark.parametrize("backend", ["numpy", "torch"])
 def test_ids_out_of_range_or_fractional_raise(backend):
     g = sg.grad_fn(lambda x, i, j: (x[i, j] ** 2).sum(),

@@ -119,6 +119,23 @@ def test_median_of_everything_shares_the_gradient_between_ties():
     assert np.allclose(d, [0, 0, 0.5, 0.5, 0])
 
 
+@pytest.mark.parametrize("backend", ["numpy", "torch", "c", "jax", "numba"])
+@pytest.mark.parametrize("fn", [torch.median, torch.nanmedian])
+def test_median_of_an_empty_tensor_is_nan_as_torchs(fn, backend):
+    """torch: nan, and an empty gradient; symgrad read past the end of the empty input."""
+    from backend_support import require_backend
+    require_backend(backend)
+    g = sg.grad_fn(lambda x: fn(x) * 2, shapes={"x": ("m", "n")})
+    for x in (np.zeros((0, 3)), np.zeros((2, 0)), np.array([[1.0, 4.0, 2.0], [np.nan, 3, 0]])):
+        t = torch.tensor(x, requires_grad=True)
+        out = fn(t) * 2
+        (ref,) = torch.autograd.grad(out, [t])
+        value, (d,) = g.compile(backend, with_value=True)(torch.tensor(x) if backend == "torch"
+                                                         else x)
+        np.testing.assert_array_equal(np.asarray(value), out.item())
+        np.testing.assert_array_equal(np.asarray(d), ref.numpy())
+
+
 def test_cumprod_is_exact_at_zeros_to_second_order():
     x = np.array([[2.0, 0.0, 3.0, 0.0, 1.5], [0.0, -1.0, 0.5, 2.0, 0.0]])
     sg.check(_weighted(lambda t: torch.cumprod(t, 1)), shapes={"x": (2, 5)},

@@ -39,7 +39,6 @@ _NUMPY_OPERATORS = {
 _NUMPY_NAMES = {
     "absolute": "abs", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
     "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "arctan2": "atan2",
-    "fmax": "maximum", "fmin": "minimum",
 }
 
 

@@ -148,13 +148,19 @@ def hardswish(input, inplace=False):
 
 @torch_op("F.softshrink")
 def softshrink(input, lambd=0.5):
-    return sgo.where(sgo.gt(input, lambd), input - lambd,
-                     sgo.where(sgo.lt(input, -lambd), input + lambd, 0.0))
+    if not lambd >= 0:
+        raise ParameterError(f"F.softshrink: lambd must be >= 0, got {lambd!r} (as torch)")
+    return sgo.where(_inside(input, lambd), 0.0, input - lambd * sgo.sign(input))
 
 
 @torch_op("F.hardshrink")
 def hardshrink(input, lambd=0.5):
-    return sgo.where(sgo.gt(sgo.abs(input), lambd), input, 0.0)
+    return sgo.where(_inside(input, lambd), 0.0, input)
+
+
+def _inside(x, lambd):
+    """-lambd <= x <= lambd, false at nan: the shrinks keep a nan, as torch's."""
+    return sgo.logical_and(sgo.ge(x, -lambd), sgo.le(x, lambd))
 
 
 def _softmax_dim(dim, rank):

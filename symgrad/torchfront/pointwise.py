@@ -85,19 +85,36 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
 
 @torch_op("torch.logit", "special.logit", "Tensor.logit")
 def logit(input, eps=None, *, out=None):
+    """log(x / (1 - x)), as log x - log1p(-x): its gradient 1/x + 1/(1 - x) is torch's
+    1 / (x (1 - x)), inf at 0 and 1. Outside [0, 1] torch's gradient is nan (a nan added
+    there, a constant, makes it so), or with eps 0 outside [eps, 1 - eps] (nan at nan)."""
     reject("torch.logit", out=out)
-    if eps is not None:
-        input = clamp(input, eps, 1 - eps)
-    return sgo.log(input / (1 - input))
+    lo, hi = (0, 1) if eps is None else (eps, 1 - eps)
+    outside = sgo.logical_or(sgo.lt(input, lo), sgo.gt(input, hi))
+    if eps is None:
+        input = input + sgo.where(outside, math.nan, 0.0)
+    else:
+        input = sgo.where(outside, sgo.detach(sgo.clamp(input, lo, hi)), input)
+    return sgo.log(input) - sgo.log1p(-input)
 
 
 @torch_op("torch.xlogy", "special.xlogy", "Tensor.xlogy")
 def xlogy(input, other, *, out=None):
     """x log y, 0 where x == 0 (also when y == 0), as torch defines it."""
     reject("torch.xlogy", out=out)
-    zero = sgo.eq(input, 0)
-    safe = sgo.where(zero, 1.0, other)
-    return sgo.where(zero, 0.0, input * sgo.log(safe))
+    return sgo.xlogy(input, other)
+
+
+@torch_op("torch.fmax", "Tensor.fmax")
+def fmax(input, other, *, out=None):
+    reject("torch.fmax", out=out)
+    return sgo.fmax(input, other)
+
+
+@torch_op("torch.fmin", "Tensor.fmin")
+def fmin(input, other, *, out=None):
+    reject("torch.fmin", out=out)
+    return sgo.fmin(input, other)
 
 
 @torch_op("torch.clamp", "torch.clip", "Tensor.clamp", "Tensor.clip")

@@ -6,7 +6,10 @@ op of ``core.ops.sorting``), and the indices as an integer symbolic Tensor, as t
 does: the gradient goes to the picked element. ``median(x)`` and ``nanmedian(x)`` over
 everything share the gradient between elements equal to the median, as torch does.
 """
+import math
+
 from ..core import ops as sgo
+from ..core.constructors import full
 from ..core.shapes import fmt_shape, normalize_axis
 from ..errors import ParameterError, ShapeError
 from .dispatch import rank_of, reject, shape_of, torch_op
@@ -98,10 +101,15 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
 
 def _whole_median(x, ignore_nan):
     """The median of all of ``x``, its gradient shared by the elements equal to it
-    (torch's evenly_distribute_backward; NaN counts as equal to a NaN median)."""
+    (torch's evenly_distribute_backward; NaN counts as equal to a NaN median). The
+    median of nothing is nan, as torch's: where x may be empty the median is read from x
+    with a nan after it (median_index is 0 there)."""
     flat = sgo.reshape(x, (-1,)) if rank_of(x) != 1 else x
-    m = sgo.detach(sgo.take_along(flat, sgo.median_index(flat, axis=0, ignore_nan=ignore_nan),
-                                  axis=0))
+    index = sgo.median_index(flat, axis=0, ignore_nan=ignore_nan)
+    n = shape_of(flat)[0]
+    padded = flat if isinstance(n, int) and n > 0 else \
+        sgo.concatenate([flat, full((1,), math.nan)])
+    m = sgo.detach(sgo.take_along(padded, index, axis=0))
     same = sgo.logical_or(sgo.eq(flat, m),
                           sgo.logical_and(sgo.isnan(flat), sgo.isnan(m)))
     return sgo.sum(sgo.where(same, flat, 0.0)) / sgo.sum(sgo.where(same, 1.0, 0.0))

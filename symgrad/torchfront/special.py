@@ -83,18 +83,17 @@ def sinc(input, *, out=None):
 def xlog1py(input, other, *, out=None):
     """x log1p(y), 0 where x == 0 (also when y == -1), as torch defines it."""
     reject("torch.special.xlog1py", out=out)
-    zero = sgo.eq(input, 0)
-    return sgo.where(zero, 0.0, input * sgo.log1p(sgo.where(zero, 0.0, other)))
+    return sgo.xlog1py(input, other)
 
 
 @torch_op("special.entr")
 def entr(input, *, out=None):
-    """-x log x for x > 0, 0 at 0, -inf below (torch's values; there the gradient is 0
-    where torch's formula gives nan, and at 0 torch's is inf)."""
+    """-x log x for x > 0, 0 at 0, -inf below, nan at nan (torch's values; below 0 the
+    gradient is 0 where torch's formula gives nan, and at 0 torch's is inf)."""
     reject("torch.special.entr", out=out)
-    positive = sgo.gt(input, 0)
-    inner = -input * sgo.log(sgo.where(positive, input, 1.0))
-    return sgo.where(positive, inner, sgo.where(sgo.eq(input, 0), 0.0, -math.inf))
+    inner = sgo.logical_not(sgo.le(input, 0))     # x > 0 or nan: -x log x, nan at nan
+    value = -input * sgo.log(sgo.where(inner, input, 1.0))
+    return sgo.where(inner, value, sgo.where(sgo.eq(input, 0), 0.0, -math.inf))
 
 
 # ----- rounding arithmetic --------------------------------------------------------------------

@@ -5,8 +5,15 @@ import math
 import sympy
 from sympy.printing.pycode import PythonCodePrinter
 
-from ..printers import ArrayPrinting, float_literal
+from ..printers import ArrayPrinting, float_literal, fold
 from .base import Backend
+
+# maximum and minimum as torch's: a nan on either side is the result (Python's max(1.0,
+# nan) is 1.0). A call of these is also faster than one of the builtins.
+_EXTREMA = {
+    "_sg_max": "def _sg_max(a, b):\n    return a if a >= b or a != a else b",
+    "_sg_min": "def _sg_min(a, b):\n    return a if a <= b or a != a else b",
+}
 
 
 class MathCodePrinter(ArrayPrinting, PythonCodePrinter):
@@ -26,6 +33,14 @@ class MathCodePrinter(ArrayPrinting, PythonCodePrinter):
             return self.arg(base, "Pow") + "**" + self.arg(e, "Pow")
         return f"math.pow({self._print(base)}, {self._print(e)})"
 
+
+    def _print_Max(self, expr):
+        self.preamble["_sg_max"] = _EXTREMA["_sg_max"]
+        return fold("_sg_max", [self._print(a) for a in expr.args])
+
+    def _print_Min(self, expr):
+        self.preamble["_sg_min"] = _EXTREMA["_sg_min"]
+        return fold("_sg_min", [self._print(a) for a in expr.args])
 
     def _print_sign(self, expr):
         """0 at nan, as torch.sign."""

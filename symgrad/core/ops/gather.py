@@ -181,6 +181,14 @@ def take(x: TensorLike, index: TensorLike, axis: int = 0) -> Result:
     return apply("take", x, index, axis=axis)
 
 
+def from_the_end(index: TensorLike, n: Dim) -> Result:
+    """Ids in [-n, 0) counted from the end, as torch's ``x[ids]`` counts them (``take``,
+    embedding and gather refuse them, as torch's do); others stay, for ``take`` to
+    refuse an id outside [-n, n) by its own value."""
+    from .pointwise import ge, logical_and, lt, where
+    return where(logical_and(lt(index, 0), ge(index, -n)), index + n, index)
+
+
 def _take_add_params(op, shapes, axis=0, size=None):
     g, i = shapes
     if size is None:

@@ -400,8 +400,9 @@ def _arrange_advanced(x, entries, arrays):
 
 def _ids_operand(e, n):
     """An array entry as an integer Tensor of ids in [0, n): a constant's negative ids
-    count from the end, as in torch; symbolic ids are range-checked at call time."""
+    count from the end, as in torch; symbolic ids too, and are range-checked at call time."""
     from ..build import as_tensor
+    from .gather import from_the_end
     if isinstance(e, Tensor):
         if e.kind == "bool":
             raise UnsupportedOpError(f"x[mask] with a boolean Tensor of shape "
@@ -412,7 +413,7 @@ def _ids_operand(e, n):
             raise UnsupportedOpError(f"x[...] with a float Tensor of shape "
                                      f"{fmt_shape(e.shape)} as an index: ids must be integers "
                                      "(an input declared sg.TensorSpec(dims, dtype='int64'))")
-        return e
+        return e if _is_positions(e, n) else from_the_end(e, n)
     array = numpy.asarray(e.detach().cpu().numpy() if hasattr(e, "detach") else e)
     if array.dtype == bool:
         raise UnsupportedOpError("x[mask] with a boolean array: its result has as many "

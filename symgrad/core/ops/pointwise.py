@@ -67,6 +67,8 @@ def _pow_expr(attrs, x, y):
         value = _float_pow(x, y)
         if not math.isfinite(value) or value == 0 or abs(y) > 64:
             return _ieee(value)
+    if isinstance(y, sympy.Float) and abs(y) == 0.5:
+        y = S.Half if y > 0 else -S.Half     # torch's sqrt and rsqrt: nan at -inf, -0.0 kept
     return x ** y
 
 
@@ -132,12 +134,24 @@ def _extremum(cls):
 
 maximum = _binary("maximum", _extremum(sympy.Max), simp.same, kind=integer_kind,
                   matrix=lambda m, node, x, y: m.fn("max", x, y),
-                  torch_names=("torch.maximum", "torch.fmax", "torch.Tensor.maximum",
-                               "torch.Tensor.fmax"))
+                  torch_names=("torch.maximum", "torch.Tensor.maximum"))
 minimum = _binary("minimum", _extremum(sympy.Min), simp.same, kind=integer_kind,
                   matrix=lambda m, node, x, y: m.fn("min", x, y),
-                  torch_names=("torch.minimum", "torch.fmin", "torch.Tensor.minimum",
-                               "torch.Tensor.fmin"))
+                  torch_names=("torch.minimum", "torch.Tensor.minimum"))
+
+
+@public
+def fmax(x: TensorLike, y: TensorLike) -> Result:
+    """torch.fmax: the larger of x and y, the number where one of them is nan. The
+    gradient goes to the operand chosen, x at a tie (torch's split, not maximum's)."""
+    return where(logical_or(ge(x, y), isnan(y)), x, y)
+
+
+@public
+def fmin(x: TensorLike, y: TensorLike) -> Result:
+    """torch.fmin: the smaller of x and y, the number where one of them is nan; the
+    gradient as fmax's."""
+    return where(logical_or(le(x, y), isnan(y)), x, y)
 
 
 _LOGADDEXP_MATH = ("def _logaddexp(x, y):\n"

@@ -36,6 +36,8 @@ _ARGSORT_TORCH = (
 _MEDIAN_NUMPY = (
     "def _median_index(x, axis, ignore_nan):\n"
     "    x = numpy.asarray(x, dtype=float)\n"
+    "    if x.shape[axis] == 0:\n"
+    "        return numpy.zeros(x.shape[:axis] + (1,) + x.shape[axis + 1:], dtype=int)\n"
     "    i = numpy.argsort(x, axis=axis, kind='stable')\n"
     "    valid = numpy.sum(~numpy.isnan(x), axis=axis, keepdims=True)\n"
     "    if ignore_nan:\n"
@@ -46,6 +48,9 @@ _MEDIAN_NUMPY = (
 _MEDIAN_TORCH = (
     "def _median_index(x, axis, ignore_nan):\n"
     "    x = torch.as_tensor(x, dtype=torch.float64)\n"
+    "    if x.shape[axis] == 0:\n"
+    "        shape = tuple(x.shape[:axis]) + (1,) + tuple(x.shape[axis + 1:])\n"
+    "        return torch.zeros(shape, dtype=torch.int64, device=x.device)\n"
     "    f = torch.nanmedian if ignore_nan else torch.median\n"
     "    return f(x, dim=axis, keepdim=True).indices")
 _MODE_NUMPY = (
@@ -177,7 +182,8 @@ def _median_params(op, shapes, axis=-1, ignore_nan=False):
            latex=r"\operatorname{{argmedian}}_{{{axis}}}\left({x}\right)")
 def median_index(x, axis=-1, ignore_nan=False):
     """Position of the lower median of ``x`` along ``axis`` (axis kept as size 1): the
-    first NaN where a slice holds one, or with ``ignore_nan`` the median of the rest."""
+    first NaN where a slice holds one, or with ``ignore_nan`` the median of the rest; 0
+    along an empty axis (there is no median: a caller reads it from padding)."""
     return apply("median_index", x, axis=axis, ignore_nan=ignore_nan)
 
 

@@ -11,7 +11,8 @@ import sympy
 
 from ...errors import ParameterError
 from ..build import apply
-from .pointwise import _unary, elementwise
+from .functions import IsNan, Where
+from .pointwise import _log1p_expr, _log_expr, _unary, elementwise
 from .evaluated import evaluate_numbers
 from .special_kernels import helpers
 
@@ -109,6 +110,31 @@ def polygamma(x, n=0):
     """ψ⁽ⁿ⁾(x), the n-th derivative of the digamma function ψ = Γ'/Γ (n = 0: digamma).
     Text formulas spell it as this call, so they read back as written."""
     return apply("polygamma", x, n=n)
+
+
+# ----- x log y -----------------------------------------------------------------------------
+
+def _x_times(log_form):
+    """x * log_form(y), 0 where x == 0 and y is a number (torch's xlogy and xlog1py: nan
+    where y is). A composite SymPy form, so every printer already knows it."""
+    def form(attrs, x, y):
+        zero = sympy.And(sympy.Eq(x, 0), sympy.Not(IsNan(y)))
+        return Where(zero, sympy.S.Zero, x * log_form(attrs, y))
+    return form
+
+
+@elementwise("xlogy", ("x", "y"), _x_times(_log_expr), torch_names=())
+def xlogy(x, y):
+    """x log y, 0 where x == 0 unless y is nan (``torch.xlogy``); its gradient is
+    torch's: log y for x, also at x == 0 (0 there only where y <= 0)."""
+    return apply("xlogy", x, y)
+
+
+@elementwise("xlog1py", ("x", "y"), _x_times(_log1p_expr), torch_names=())
+def xlog1py(x, y):
+    """x log(1 + y), 0 where x == 0 unless y is nan (``torch.special.xlog1py``); its
+    gradient is torch's, as xlogy's (0 for x only where x == 0 and y <= -1)."""
+    return apply("xlog1py", x, y)
 
 
 evaluate_numbers("lgamma", "erfinv", "erfc", "erfcx", "log_ndtr", "i0", "i0e", "i1", "i1e",
