@@ -12,6 +12,8 @@ import torch
 import symgrad as sg
 from symgrad.codegen.names import code_name, is_plain
 
+from backend_support import require_backend
+
 
 def payload(path):
     """Python that writes ``path`` if it ever runs."""
@@ -597,3 +599,42 @@ def test_matrix_notation_of_a_deep_vector_chain():
     g = sg.grad_fn(f, shapes={"x": ("n",)})
     assert g.text().count("t₁") >= 1
     assert g.latex()
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch", "jax", "c"])
+def test_a_nan_constant_times_an_array_keeps_the_arrays_shape(backend):
+    """SymPy makes nan * x the scalar nan; the printed statement once dropped x's shape."""
+    require_backend(backend)
+    g = sg.grad_fn(lambda x: sg.sum(sg.const(float("nan")) * sg.exp(x)), shapes={"x": ("n",)})
+    x = np.ones(3)
+    value, (dx,) = g.compile(backend, with_value=True)(
+        torch.tensor(x) if backend == "torch" else x)
+    t = torch.tensor(x, requires_grad=True)
+    out = (float("nan") * torch.exp(t)).sum()
+    (want,) = torch.autograd.grad(out, t)
+    assert np.asarray(dx).shape == (3,)
+    np.testing.assert_array_equal(np.asarray(dx), want.numpy())
+    assert np.isnan(float(value))
+
+
+def test_log_sqrt_and_powers_of_negative_constants_are_nan_in_every_view():
+    """torch gives nan where SymPy's log(-2) is log 2 + iπ and sqrt(-4) is 2i: the views
+    printed complex numbers the compiled code never computes."""
+    g = sg.grad_fn(lambda x: sg.sum((-2.0) ** x), shapes={"x": ("n",)})
+    x = np.array([1.0, 2.0, 3.0])
+    t = torch.tensor(x, requires_grad=True)
+    (want,) = torch.autograd.grad(((-2.0) ** t).sum(), t)
+    np.testing.assert_array_equal(g.compile("numpy")(x)[0], want.numpy())
+    scope = {"x": x}
+    exec(g.text("numpy"), scope)
+    np.testing.assert_array_equal(scope["df_dx"], want.numpy())
+    for f, torch_f in [(lambda x: x * sg.sqrt(sg.const(-4.0)),
+                        lambda t: t * torch.sqrt(torch.tensor(-4.0, dtype=torch.float64))),
+                       (lambda x: x * sg.log(sg.const(-1.0)),
+                        lambda t: t * torch.log(torch.tensor(-1.0, dtype=torch.float64)))]:
+        g = sg.grad_fn(f)
+        assert "I" not in str(g.formulas["x"]) and "j" not in g.text("numpy").split("=")[-1]
+        t = torch.tensor(0.7, dtype=torch.float64, requires_grad=True)
+        (want,) = torch.autograd.grad(torch_f(t), t)
+        assert np.isnan(g.compile("numpy")(0.7)[0]) and torch.isnan(want)
+        assert g.verify()

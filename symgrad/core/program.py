@@ -13,12 +13,14 @@ import re
 import threading
 
 import sympy
+from sympy import S
 
 from .graph import topo_order
 from .opdef import OPS
 from .shapes import broadcast_shapes, shapes_equal
 
 _PLACEHOLDER = re.compile(r"\b(sgarg\d+)\b")
+_NAN_NAME = re.compile(r"\bsgnan\b")
 
 
 class Placeholder(sympy.Symbol):
@@ -43,6 +45,7 @@ class Placeholder(sympy.Symbol):
 
 
 PLACEHOLDERS = [Placeholder(f"sgarg{i}") for i in range(8)]
+_NAN = sympy.Symbol("sgnan", real=True)
 
 
 def placeholder(i):
@@ -114,15 +117,22 @@ class TemplateCache:
         keep them in ``preamble``; each build collects those of the templates it uses)."""
         outer = getattr(self.printer, "preamble", None)
         if outer is None:
-            return Template(self.printer.doprint(expr))
+            return Template(self._nan_spelled(self.printer.doprint(expr)))
         self.printer.preamble = {}
         try:
-            text = self.printer.doprint(expr)
+            text = self._nan_spelled(self.printer.doprint(expr))
             needs = self.printer.preamble
         finally:
             self.printer.preamble = outer
         outer.update(needs)
         return Template(text, needs)
+
+    def _nan_spelled(self, text):
+        """An inlined nan stands in the template as the symbol ``sgnan`` (SymPy would make
+        nan * x the scalar nan, dropping x's shape), printed as the printer's nan."""
+        if "sgnan" not in text:
+            return text
+        return _NAN_NAME.sub(self.printer.doprint(S.NaN).replace("\\", "\\\\"), text)
 
     def template(self, node, names):
         if None in names:
@@ -136,7 +146,7 @@ class TemplateCache:
         if tpl is None:
             if isinstance(inline, int):
                 inline = (None,) * inline
-            operands = [placeholder(i) if v is None else
+            operands = [placeholder(i) if v is None else _NAN if v is S.NaN else
                         _as_float(node, i, v) if self.float_constants else v
                         for i, v in enumerate(inline)]
             with self.lock:

@@ -41,6 +41,8 @@ def fold(op, inputs, attrs, shape):
     if isinstance(value, sympy.Expr) and (value.is_extended_real or value is S.NaN) and (
             value.is_number or not value.has(sympy.Function)):
         return const(value, shape)
+    if isinstance(value, sympy.Expr) and value.is_number and value.is_extended_real is False:
+        return const(S.NaN, shape)   # log(-2), sqrt(-4): torch's nan, not SymPy's complex
     return None
 
 
