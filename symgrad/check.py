@@ -236,7 +236,8 @@ def check(f: Callable[..., Any], shapes: Shapes | None = None,
 
     hvp = None
     if order >= 2:
-        vs = [symbol(f"_v_{x.name}", x.shape) for x in g.wrt]
+        taken = {str(x.name) for x in g.inputs}
+        vs = [symbol(_fresh(f"_v_{x.name}", taken), x.shape) for x in g.wrt]
         inner = None
         for gr, v in zip(g.grads, vs):
             if gr is not None:
@@ -317,3 +318,12 @@ def check(f: Callable[..., Any], shapes: Shapes | None = None,
                 _compare(o, r.detach().numpy(force=True), f"H·v d/d{x.name} [{b}]", report, rtol,
                          atol, raise_on_mismatch, hint, equal_nan)
     return report
+
+
+def _fresh(name, taken):
+    """``name``, or with underscores added until it is none of ``taken`` (the function's
+    own parameter names: a parameter named _v_x would be the direction of x)."""
+    while name in taken:
+        name += "_"
+    taken.add(name)
+    return name

@@ -638,3 +638,99 @@ def test_log_sqrt_and_powers_of_negative_constants_are_nan_in_every_view():
         (want,) = torch.autograd.grad(torch_f(t), t)
         assert np.isnan(g.compile("numpy")(0.7)[0]) and torch.isnan(want)
         assert g.verify()
+
+
+# ----- hostile constants, captured symbols and internal names -------------------------------
+
+def test_a_sympy_constant_of_a_foreign_class_is_refused_and_never_printed(tmp_path):
+    """A NumberSymbol subclass carries its own printer hooks; SymPy's printers paste what
+    they return into generated code."""
+    import mpmath
+    from sympy.core.numbers import NumberSymbol
+    marker = tmp_path / "ran"
+    hook = f"__import__('pathlib').Path({str(marker)!r}).touch()"
+
+    class Half(NumberSymbol):
+        is_real = True
+        is_positive = True
+        is_irrational = True
+        __slots__ = ()
+
+        def _as_mpf_val(self, prec):
+            return mpmath.mpf(0.5)._mpf_
+
+        def _numpycode(self, printer):
+            return hook
+
+        _pythoncode = _torchcode = _numpycode
+
+    with pytest.raises(sg.OperandError, match="SymPy's own classes"):
+        sg.grad_fn(lambda x: sg.sin(x) * Half())
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("value, says", [(sympy.I, "must be real"), (sympy.zoo, "must be real")])
+def test_complex_sympy_constants_are_refused(value, says):
+    with pytest.raises(sg.OperandError, match=says):
+        sg.grad_fn(lambda x: x * value)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch", "c"])
+def test_sympys_rarer_named_numbers_are_their_values(backend):
+    require_backend(backend)
+    for value in (sympy.Catalan, sympy.EulerGamma, sympy.GoldenRatio):
+        g = sg.grad_fn(lambda x: sg.sin(x * value))
+        (got,) = g.compile(backend)(torch.tensor(0.3, dtype=torch.float64)
+                                    if backend == "torch" else 0.3)
+        t = torch.tensor(0.3, dtype=torch.float64, requires_grad=True)
+        (want,) = torch.autograd.grad(torch.sin(t * float(value)), t)
+        assert float(got) == pytest.approx(want.item(), rel=1e-14)
+
+
+def test_a_captured_symbol_is_not_read_as_a_parameter_of_its_name():
+    outer = sg.symbol("x", shape=(2,))
+    with pytest.raises(sg.OperandError, match="symbol x of shape \\(2,\\), which is not one of"):
+        sg.grad_fn(lambda x: sg.sin(x) * sg.sum(outer))
+    n = sg.symbol("n")
+    with pytest.raises(sg.OperandError, match="symbol n"):
+        sg.grad_fn(lambda x: sg.sum(x * n), shapes={"x": ("n",)})
+
+
+def test_a_parameter_named_like_a_functions_placeholder_is_not_that_placeholder():
+    """sg.Function traces forward on placeholders; one of a user's name is still outside."""
+    captured = {}
+
+    class Scale(sg.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * captured["w"]
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 3.0
+
+    from symgrad.diff import function
+    n = next(function._counter) + 1       # the number the next application gets
+    name = f"_Scale{n}_x"
+    namespace = {"captured": captured, "Scale": Scale}
+    exec(f"def f({name}, y):\n    captured['w'] = {name}\n    return Scale.apply(y)\n",
+         namespace)
+    with pytest.raises(sg.SymgradError, match="not one of its arguments"):
+        sg.grad_fn(namespace["f"])
+
+
+def test_check_directions_never_take_a_parameters_name():
+    def f(x, _v_x):
+        return sg.sin(x) * _v_x ** 2 + x ** 3 * _v_x
+    assert sg.check(f, order=2).ok
+
+
+def test_template_and_dim_caches_are_bounded():
+    from symgrad.core import program, shapes
+    from symgrad.codegen.backends import backend
+    cache = backend("numpy").templates
+    for k in range(program.MAX_TEMPLATES + 10):
+        cache.cache[("probe", k)] = None
+    sg.grad_fn(lambda x: sg.sum(x * 1.2345678), shapes={"x": ("n",)}).compile("numpy")
+    assert len(cache.cache) <= program.MAX_TEMPLATES
+    assert shapes.dim_symbol.cache_info().maxsize is not None

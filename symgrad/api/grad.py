@@ -20,7 +20,7 @@ from ..core.graph import Tensor
 from ..core.types import Shapes, TensorLike, Wrt
 from ..core.shapes import KIND_DTYPES, DimValueError, TensorSpec, as_shape, dim_symbols, fmt_shape, shapes_equal
 from ..diff.reverse import backward
-from ..errors import NonScalarOutputError, ShapeError, SymgradError
+from ..errors import NonScalarOutputError, OperandError, ShapeError, SymgradError
 from ..torchfront.factories import symbolic_sizes
 from ..torchfront.module import as_function
 from ..views.latex import latex_expr
@@ -296,9 +296,29 @@ def grad_fn(f: Callable[..., Any], wrt: Wrt = None, shapes: Shapes | None = None
     inputs = make_inputs(f, shapes)
     out = trace(f, inputs)
     _check_scalar(out, f"{name}()")
+    _check_no_outside_symbols(out, inputs, name)
     sources = resolve_wrt(wrt, inputs, name)
     grads = backward([out], [const(1)], sources)
     return GradFn(name, inputs, sources, out, grads)
+
+
+def _check_no_outside_symbols(out, inputs, name):
+    """A symbol ``f`` captured instead of taking it as a parameter would be read, in
+    compiled code, from whatever has its name (an input, a dim): refused."""
+    own = {id(x) for x in inputs}
+    seen, stack = set(), [out]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if node.op == "symbol" and id(node) not in own:
+            params = ", ".join(str(x.name) for x in inputs)
+            raise OperandError(
+                f"{name}({params}) uses the symbol {node.name} of shape "
+                f"{fmt_shape(node.shape)}, which is not one of its parameters; make it a "
+                "parameter (or pass its value as a constant)")
+        stack.extend(node.inputs)
 
 
 def _as_list(x):

@@ -217,6 +217,14 @@ def symbol(name: str, shape: ShapeLike = (), dtype: str | None = None,
     return leaf("symbol", params, shape, kind)
 
 
+def internal_symbol(name: str, shape: ShapeLike = ()) -> Tensor:
+    """A float symbol symgrad makes for itself (a custom Function's placeholders): never
+    the node of a user's symbol of the same name, which symbols of equal name and shape
+    otherwise are."""
+    shape = tuple(as_shape(shape))
+    return leaf("symbol", (("name", name), ("shape", shape), ("internal", True)), shape)
+
+
 def is_symmetric_leaf(t):
     """Whether ``t`` is an input declared symmetric (``sg.TensorSpec(..., symmetric=True)``)."""
     return t.op == "symbol" and t.attrs.get("symmetric", False)
@@ -347,6 +355,37 @@ def const(value: TensorLike | sympy.Expr, shape: ShapeLike = ()) -> Tensor:
     return leaf("const", (("value", number(value)), ("shape", shape)), shape)
 
 
+def _library_class(cls):
+    """Whether ``cls`` is a class SymPy or symgrad defines: found under its own name in its
+    own module (a subclass elsewhere can claim any ``__module__``, not be that class)."""
+    module = cls.__module__ or ""
+    if not module.startswith(("sympy.", "symgrad.")) or module not in sys.modules:
+        return False
+    found: Any = sys.modules[module]
+    for part in cls.__qualname__.split("."):
+        found = getattr(found, part, None)
+    return found is cls
+
+
+def _sympy_constant(value):
+    """A SymPy constant made of SymPy's own classes only (a subclass's printer hooks
+    would be pasted into generated code), real (sympy.I and zoo are refused, as complex
+    numbers are), with SymPy's less common named numbers (Catalan, EulerGamma) as their
+    float values, which every printer spells."""
+    for node in sympy.preorder_traversal(value):
+        if not _library_class(type(node)):
+            raise OperandError(f"a constant must be built from SymPy's own classes, got a "
+                               f"{type(node).__name__} from {type(node).__module__}; pass "
+                               "its value as a float")
+    if value.is_number and value.is_extended_real is False:
+        raise OperandError(f"a constant must be real, got {value!r}: symgrad differentiates "
+                           "real functions; complex numbers are refused")
+    named = value.atoms(sympy.NumberSymbol) - {sympy.pi, sympy.E}
+    if named and value.is_number:
+        return sympy.Float(float(value), 17)
+    return value
+
+
 def number(value):
     """A constant as SymPy keeps it. Integral floats become Integers: SymPy's
     ``Float(1.0) == 1`` is False, and x*1.0, x + 0.0, 2.0*0.5 must simplify like x*1."""
@@ -354,6 +393,7 @@ def number(value):
         if not isinstance(value, sympy.Expr):
             raise OperandError(f"a constant must be a number or an expression of dims, got "
                                f"{type(value).__name__} {value!r}")
+        value = _sympy_constant(value)
         check_dim_expression(value, "a constant")
         if not value.is_Float:
             return value

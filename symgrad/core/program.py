@@ -98,6 +98,11 @@ def _as_float(node, position, value):
     return value
 
 
+# Templates are keyed by inlined constants too, so a process that compiles functions with
+# ever new constants would grow the cache without end: it starts again past this size.
+MAX_TEMPLATES = 4096
+
+
 class TemplateCache:
     """Templates of one printer, keyed by op, parameters and inlined constants."""
 
@@ -151,6 +156,8 @@ class TemplateCache:
                         for i, v in enumerate(inline)]
             with self.lock:
                 tpl = self._print(node.local_expr(operands))
+            if len(self.cache) >= MAX_TEMPLATES:
+                self.cache.clear()
             self.cache[key] = tpl
         return tpl
 

@@ -182,7 +182,7 @@ _UNDECIDED = {cls: _undecided(cls) for cls in (
 Dim.__name__ = "Symbol"
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=4096)   # bounded: a process that makes fresh dim names must not grow
 def dim_symbol(name):
     """The SymPy symbol for a named dim; one object per name, so dims compare by identity."""
     return Dim(name, integer=True, positive=True)

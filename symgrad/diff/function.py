@@ -39,7 +39,7 @@ import inspect
 import itertools
 from typing import Any
 
-from ..core.build import as_tensor, make, symbol, torch_module
+from ..core.build import as_tensor, internal_symbol, make, torch_module
 from ..core.constructors import zeros
 from ..core.extensions import Slot
 from ..core.graph import Tensor, topo_order
@@ -326,7 +326,7 @@ def _apply_symbolic(cls, args):
     placeholders, fargs, arguments = [], list(args), []
     for pos, a in enumerate(args):
         if isinstance(a, Tensor):
-            p = symbol(f"_{app.name}{n}_{app.arg_names[pos]}", a.shape)
+            p = internal_symbol(f"_{app.name}{n}_{app.arg_names[pos]}", a.shape)
             placeholders.append((p, app.arg_names[pos]))
             fargs[pos] = p
             arguments.append(a)
@@ -365,9 +365,11 @@ def _apply_symbolic(cls, args):
             app.saved_from.append(("hidden", len(hidden)))
             hidden.append(v)
     app.n_values, app.n_args = len(differentiable), len(arguments)
-    app.saved_ph = [None if s is None else symbol(f"_{app.name}{n}_saved{k}", s.shape)
+    app.saved_ph = [None if s is None else
+                    internal_symbol(f"_{app.name}{n}_saved{k}", s.shape)
                     for k, s in enumerate(to_save)]
-    app.grad_ph = [symbol(f"_{app.name}{n}_grad{k}", outs[k].shape) for k in differentiable]
+    app.grad_ph = [internal_symbol(f"_{app.name}{n}_grad{k}", outs[k].shape)
+                   for k in differentiable]
     inputs = tuple(values[k] for k in differentiable) + tuple(arguments) + tuple(hidden)
 
     # Trace backward once, on placeholders.
