@@ -194,3 +194,32 @@ def test_strided_and_integer_arguments():
     for o, t in zip(g.compile("numba")(*ints), g.compile("numpy")(*ints)):
         assert o.dtype == t.dtype
         np.testing.assert_allclose(o, t, rtol=1e-12)
+
+
+@pytest.mark.parametrize("op", ["floor", "ceil", "trunc", "round", "round2", "frac"])
+def test_roundings_keep_nan_inf_and_huge_values_as_torch(op):
+    """Numba's math.floor (ceil, trunc, round) returns int64: nan, inf and |x| >= 2**63
+    came back as -2**63, in fused loops and in all-scalar programs alike."""
+    import torch
+    fns = {"floor": torch.floor, "ceil": torch.ceil, "trunc": torch.trunc,
+           "round": torch.round, "round2": lambda t: torch.round(t, decimals=2),
+           "frac": torch.frac}
+    fn = fns[op]
+    x = np.array([np.nan, np.inf, -np.inf, 1e300, 3e19, -1e19, 2.5, -7.25])
+    g = sg.grad_fn(lambda x, y: (fn(x) * y).sum(), shapes={"x": ("n",), "y": ("n",)})
+    value, (_, dy) = g.compile("numba", with_value=True)(x, np.ones_like(x))
+    want = fn(torch.tensor(x)).numpy()
+    np.testing.assert_array_equal(dy, want)
+    scalar = sg.grad_fn(lambda x, y: fn(x) * y).compile("numba")
+    for v, w in zip(x, want):
+        np.testing.assert_array_equal(scalar(float(v), 1.0)[1], w)
+
+
+def test_det_of_a_matrix_with_nan_is_nan_as_torch():
+    """Numba's np.linalg.det refuses non-finite input; torch gives nan: det runs as NumPy."""
+    import torch
+    A = np.array([[1.0, 2.0], [np.nan, 4.0]])
+    t = torch.tensor(A, requires_grad=True)
+    (want,) = torch.autograd.grad(torch.det(t), t)
+    (got,) = sg.grad_fn(lambda A: torch.det(A), shapes={"A": (2, 2)}).compile("numba")(A)
+    np.testing.assert_array_equal(got, want.numpy())

@@ -15,6 +15,7 @@ written to ``$SYMGRAD_CACHE/numba/<hash>.py`` (default ``~/.cache/symgrad/numba`
 a hash of their source, and imported from there, so a second process reuses the machine
 code instead of compiling again (about a second per kernel).
 """
+from ...core.opdef import render
 from ...core.optional import MissingDependencyError
 from ...core.program import TemplateCache
 from .math import MathCodePrinter
@@ -33,6 +34,15 @@ def require_numba(feature='compile("numba")'):
 
 class ElementPrinter(MathCodePrinter):
     """One element of an elementwise op, as scalar code Numba compiles."""
+
+    # Numba's math.floor, ceil, trunc and round return int64: nan, inf and |x| >= 2**63
+    # come back as -2**63. NumPy's spellings keep floats.
+    FLOAT_ROUNDING = frozenset({"floor", "ceil", "trunc", "round"})
+
+    def _print_OpBase(self, expr):
+        if type(expr).opdef.name in self.FLOAT_ROUNDING:
+            return render(expr, self, "numpy")
+        return super()._print_OpBase(expr)
 
     def _print_Pow(self, expr, rational=False):
         """A negative integer power as a quotient of floats: Numba's x ** negative int is

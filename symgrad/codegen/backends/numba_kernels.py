@@ -19,8 +19,9 @@ from ..names import code_name, dim_code, shape_code
 # run as NumPy code in the outer function. ``learned`` adds ops of kernels that failed.
 NUMPY_ONLY = frozenset({
     "arg_extreme", "argsort", "cholesky", "conv", "conv_transpose", "conv_weight",
-    "cross_entropy", "cumprod", "diag_embed", "diagonal", "eigh_values", "eigh_vectors",
-    "erfcx", "erfinv", "flip", "fmod", "fold", "grid_gather", "grid_scatter", "i0",
+    "cross_entropy", "cumprod", "det", "diag_embed", "diagonal", "eigh_values",
+    "eigh_vectors", "erfcx", "erfinv", "flip", "fmod", "fold", "grid_gather", "grid_scatter",
+    "i0",
     "i0e", "i1", "i1e", "inverse", "log_ndtr", "log_softmax", "logcumsumexp",
     "logsumexp", "matrix_exp", "max_pool", "max_pool_backward", "max_pool_gather",
     "max_unpool", "median_index", "mode_index", "one_hot", "polygamma", "put_along_add",
