@@ -734,3 +734,11 @@ def test_template_and_dim_caches_are_bounded():
     sg.grad_fn(lambda x: sg.sum(x * 1.2345678), shapes={"x": ("n",)}).compile("numpy")
     assert len(cache.cache) <= program.MAX_TEMPLATES
     assert shapes.dim_symbol.cache_info().maxsize is not None
+
+
+def test_dim_expressions_never_merge_look_alike_names_and_long_ones_are_shape_errors():
+    with pytest.raises(sg.ShapeError, match="NFKC"):
+        sg.grad_fn(lambda x, y: sg.sum(x[1:] * y), shapes={"x": ("n",), "y": ("ｎ-1",)})
+    for text in ["+".join(["n"] * 100_000), "-" * 100_000 + "n"]:
+        with pytest.raises(sg.ShapeError):
+            sg.grad_fn(lambda x: sg.sum(x), shapes={"x": (text,)})

@@ -6,6 +6,7 @@ dim only matches itself or 1, since its value is unknown until call time.
 import ast
 import operator
 import threading
+import unicodedata
 from functools import lru_cache
 from typing import Any
 
@@ -224,9 +225,14 @@ def parse_dim(text):
     def fail(why):
         return ShapeError(f"a dim must be an int, a name (an identifier) or arithmetic of them "
                           f"(+, -, *, //), got {text!r}: {why}")
+    if unicodedata.normalize("NFKC", text) != text:
+        raise fail("Python reads some of its characters as others (NFKC: 'ｎ' is 'n'), so "
+                   "it could name another dim; write its names as they read")
+    if len(text) > 1000:
+        raise fail("longer than 1000 characters")
     try:
         tree = ast.parse(text.strip(), mode="eval").body
-    except SyntaxError:
+    except (SyntaxError, RecursionError, MemoryError, ValueError):
         raise fail("not an expression") from None
     stack: list[tuple[Any, bool]] = [(tree, False)]
     values: list[Any] = []
