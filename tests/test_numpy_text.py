@@ -11,6 +11,7 @@ captured arrays, and Jacobian/Hessian objects.
 """
 import ast
 import inspect
+import re
 
 import numpy as np
 import pytest
@@ -274,3 +275,21 @@ def test_complex_infinity_is_an_error_not_code():
     from symgrad.views.numpy_text import NumpyTextPrinter
     with pytest.raises(sg.SymgradError, match="complex infinity"):
         NumpyTextPrinter({}, None).doprint(sympy.zoo)
+
+
+def test_an_escaped_name_never_takes_another_inputs_spelling():
+    """'а' (Cyrillic) is escaped as _u430 in code; with an input spelled _u430 too, the
+    pasted block would read the user's _u430 as 'а'. No name in the block is another
+    input's spelling: pasted as is, it fails loudly instead of swapping them."""
+    scope = {"sg": sg}
+    exec("def f(_u430, а):\n    return sg.sin(_u430) * а ** 2\n", scope)
+    g = sg.grad_fn(scope["f"])
+    text = g.text("numpy")
+    code = "\n".join(ln.split("#")[0] for ln in text.splitlines())
+    assert not re.search(r"(?<![\w])_u430(?![\w])", code), text
+    renamed = dict(re.findall(r"# (\w+) is the input '(.+)'", text))
+    env = {k: {"_u430": 0.3, "а": 2.0}[v] for k, v in renamed.items()}
+    exec(text, env)
+    t = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in (0.3, 2.0)]
+    want = torch.autograd.grad(torch.sin(t[0]) * t[1] ** 2, t)
+    assert env["df_d_u430"] == pytest.approx(want[0].item())

@@ -416,7 +416,16 @@ def _used(source):
 def _leaf_names(inputs, nodes, constants, names, owner):
     """({Symbol: name in code} of the inputs, their dims and the named captured arrays,
     [dims], [comment lines for the captured arrays])."""
-    symbols = {x.expr: names.fresh(code_name(x.name)) for x in inputs}
+    # an input renamed in code never takes the spelling of another input ('а' is _u430
+    # unless an input is named _u430): the user's code binds each name as it reads
+    spelled = {x.name for x in inputs}
+    chosen = {}
+    for x in inputs:
+        base = code_name(x.name)
+        while base != x.name and base in spelled:
+            base = "_" + base
+        chosen[id(x)] = names.fresh(base)
+    symbols = {x.expr: chosen[id(x)] for x in inputs}
     dims = []
     for x in inputs:
         for d in x.shape:
