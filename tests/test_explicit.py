@@ -106,3 +106,28 @@ def test_a_chain_of_decompositions_is_evaluated_once_per_op(monkeypatch):
     report = g.verify()
     assert report, report
     assert len(calls) <= 40, f"{len(calls)} evaluations of {sorted(set(calls))}"
+
+
+def test_elements_are_named_apart_from_every_input_in_any_order():
+    from symgrad.views.explicit import explicit, input_elements
+
+    def f(x, x_0):                  # x_0 not in any gradient graph
+        return sg.sum(x**2) + 3 * x_0
+
+    g = sg.grad_fn(f, shapes=dict(x=(3,), x_0=()))
+    blocks = [b.filled for b in g._blocks()]       # the gradient graphs
+    (dx, dx0) = explicit(blocks, {}, True, g.inputs)
+    assert [str(e) for e in dx] == ["2*x[0]", "2*x[1]", "2*x[2]"] and dx0 == 3
+    names = {str(s) for s in dx[0].free_symbols}
+    assert "x_0" not in names
+    # one naming for explicit and verify, whatever the inputs' order (x wide: x_0_0)
+    a = input_elements([("x", (11, 2)), ("x_0", (2,))])
+    b = input_elements([("x_0", (2,)), ("x", (11, 2))])
+    assert all((a[k] == b[k]).all() for k in a)
+    assert len({s for v in a.values() for s in v.ravel()}) == 24
+
+    def f2(x_0, x):
+        return sg.sum(x_0 * x_0) * sg.sum(x[0]) + sg.sum(x**2)
+
+    report = sg.grad_fn(f2, shapes=dict(x=(11, 2), x_0=(2,))).verify()
+    assert report, str(report)

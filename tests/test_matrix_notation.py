@@ -147,3 +147,13 @@ def test_latex_of_identities():
     g = sg.grad_fn(lambda A, x, b: sg.sum((A @ x - b) ** 2),
                    shapes={"A": ("m", "n"), "x": ("n",), "b": ("m",)}, wrt=["x"])
     assert r"A^{T} \left(A x - b\right)" in g.latex()
+
+
+def test_clamp_keeps_its_bounds_and_big_or_infinite_numbers_read_as_numbers():
+    text = str(sg.grad_fn(lambda x: sg.sum(sg.clamp(x, -0.5, 0.5) * x), shapes=dict(x=("n",))))
+    assert "clamp(x, min=-0.5, max=0.5)" in text
+    text = str(sg.grad_fn(lambda x: sg.sum(x**2 * 1e300), shapes=dict(x=("n",))))
+    assert "2e+300 x" in text and "000000" not in text
+    text = str(sg.grad_fn(lambda x: sg.sum(sg.minimum(x, float("inf")) * x),
+                          shapes=dict(x=("n",))))
+    assert "∞" in text and "oo" not in text

@@ -220,7 +220,7 @@ class DerivativeFn:
         self._known_dims(dims, "explicit()")
         bound = {dim_symbol(k): int(v) for k, v in dims.items()}
         blocks = self._blocks()
-        exprs = _explicit.explicit([b.filled for b in blocks], bound, simplify)
+        exprs = _explicit.explicit([b.filled for b in blocks], bound, simplify, self.inputs)
         return {b.key: e for b, e in zip(blocks, exprs)}
 
     def verify(self, seed: int = 0, rtol: float = 1e-7, atol: float = 1e-9,
@@ -264,7 +264,7 @@ class DerivativeFn:
 
     def explicit_value(self, simplify=True, **dims):
         bound = {dim_symbol(k): int(v) for k, v in dims.items()}
-        (expr,) = _explicit.explicit([self.output], bound, simplify)
+        (expr,) = _explicit.explicit([self.output], bound, simplify, self.inputs)
         return expr
 
 

@@ -16,6 +16,7 @@ whose spelling depends on a parameter. Operands may ask to be parenthesised: ``{
 (as an atom, for ``{x:atom}.T``), ``{x:mul}``, ``{x:pow}``, ``{x:add}`` (at that
 operator's precedence).
 """
+import re
 import sys
 from typing import Any, Callable, TypeVar
 
@@ -38,7 +39,78 @@ FunctionT = TypeVar("FunctionT", bound=Callable[..., Any])
 # SymPy's levels, and x @ y: Python's @ binds like * and groups left to right, so as a
 # factor of a product (a*(W@x), printed at Mul's level, or at Add's when the product is
 # negative) it needs parentheses, and as a term of a sum or a comparison it does not.
-PRECEDENCE = dict(SYMPY_PRECEDENCE, MatMul=SYMPY_PRECEDENCE["Add"] - 1)
+# An infix operator written at a product's level but not associative with it (x mod y,
+# LaTeX's \bmod): a factor of a product or the base of a power needs parentheses, a term
+# of a sum does not.
+# A matrix product written by juxtaposition (LaTeX's A^{-1} b, x^{T} y): as a factor of a
+# product it needs no parentheses (products associate), as a base of a power or a factor
+# of a Hadamard product it does.
+PRECEDENCE = dict(SYMPY_PRECEDENCE, MatMul=SYMPY_PRECEDENCE["Add"] - 1,
+                  Mod=SYMPY_PRECEDENCE["Mul"] - 1, Product=SYMPY_PRECEDENCE["Mul"] + 1)
+
+
+def _latex_tokens(text):
+    """The top-level tokens of LaTeX ``text``: a {group}, a \\left...\\right pair, a
+    command, a character (spaces skipped)."""
+    tokens, i, n = [], 0, len(text)
+
+    def command(j):                     # the end of the command starting at text[j] == "\\"
+        k = j + 1
+        while k < n and text[k].isalpha():
+            k += 1
+        return max(k, j + 2)
+
+    while i < n:
+        c = text[i]
+        if c.isspace():
+            i += 1
+            continue
+        if c == "{" or text.startswith("\\left", i) and not text[i + 5:i + 6].isalpha():
+            j, depth = i, 0
+            while j < n:
+                if text[j] == "\\":
+                    end = command(j)
+                    word = text[j + 1:end]
+                    depth += (word == "left") - (word == "right")
+                    if word == "right" and depth == 0:
+                        j = command(end) if text[end:end + 1] == "\\" else end + 1
+                        break
+                    j = end
+                    continue
+                if c == "{":
+                    depth += (text[j] == "{") - (text[j] == "}")
+                    if depth == 0:
+                        j += 1
+                        break
+                j += 1
+            tokens.append(text[i:j])
+            i = j
+        elif c == "\\":
+            tokens.append(text[i:command(i)])
+            i = command(i)
+        else:
+            tokens.append(c)
+            i += 1
+    return tokens
+
+
+def ends_with_script(text, script="^_"):
+    """Whether LaTeX ``text`` ends with a superscript or subscript (one of ``script``) at
+    its top level (``A^{T}``, ``t_{1}``, ``e^{x}``; not ``\\left(A^{T}\\right)``): another
+    script of the same kind on it would be a double superscript or subscript, which LaTeX,
+    MathJax and KaTeX reject."""
+    tokens = _latex_tokens(text)
+    while len(tokens) >= 3 and tokens[-2] in ("^", "_"):
+        if tokens[-2] in script:
+            return True
+        tokens = tokens[:-2]
+    return False
+
+
+def script_base(text, script="^_"):
+    """LaTeX ``text`` ready for a script of a kind in ``script``: in parentheses when it
+    already ends with one."""
+    return rf"\left({text}\right)" if ends_with_script(text, script) else text
 
 
 class Spelling:
@@ -229,13 +301,19 @@ class OpBase(sympy.Function):
         """``str()`` of a formula, by SymPy's printers too: the op's text spelling."""
         return render(self, printer, "text")
 
+    @property
+    def latex_precedence(self):
+        """How tightly its LaTeX spelling binds (symgrad's LaTeX printers parenthesise by
+        it): ``x \\bmod y`` below a product, ``A^{-1} b`` like one."""
+        return PRECEDENCE[self.opdef.latex_precedence]
+
     def _latex(self, printer, exp=None):
         text = render(self, printer, "latex")
         if not exp:
             return text
         if PRECEDENCE[self.opdef.latex_precedence] < PRECEDENCE["Func"]:
             text = rf"\left({text}\right)"
-        return f"{text}^{{{exp}}}"
+        return f"{script_base(text, '^')}^{{{exp}}}"
 
 
 class ArrayOp(OpBase):

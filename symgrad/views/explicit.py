@@ -37,6 +37,21 @@ def element_symbols(name, shape, taken=()):
     return arr
 
 
+def input_elements(inputs, reserved=()):
+    """{input name: its array of element symbols} for ``inputs`` [(name, concrete shape)],
+    every input of the function whether or not a result uses it, named apart from every
+    input, from ``reserved`` (the dims) and from each other whatever the inputs' order:
+    an input whose textbook names (x_0, ...) another input's name or textbook names take
+    is named x[0], ... (``explicit`` and ``verify`` both name elements here)."""
+    textbook = {name: set(element_names(name, shape)) - {name} for name, shape in inputs}
+    out = {}
+    for name, shape in inputs:
+        taken = set(reserved) | {n for n, _ in inputs if n != name}
+        taken |= {e for other, names in textbook.items() if other != name for e in names}
+        out[name] = element_symbols(name, shape, taken)
+    return out
+
+
 def concrete(shape, dims):
     out = []
     for d in shape:
@@ -76,27 +91,31 @@ MAX_SIMPLIFY = 300   # graph nodes; SymPy's simplification of larger closed form
                      # them as trees, which can take exponential time
 
 
-def explicit(outputs, dims, simplify=True):
+def explicit(outputs, dims, simplify=True, inputs=None):
     """Per-element closed forms of ``outputs`` (SymPy expressions or arrays) with the dims
     in ``dims`` ({Symbol: int}); SymPy recurses as deep as the graph (``core.deep``).
-    ``simplify`` applies to graphs of at most ``MAX_SIMPLIFY`` nodes."""
+    ``simplify`` applies to graphs of at most ``MAX_SIMPLIFY`` nodes. ``inputs``: the
+    function's inputs (symbol nodes), whose names the elements' names keep apart from
+    (default: the inputs the outputs use)."""
     order = topo_order([o for o in outputs if o is not None])
     simplify = simplify and len(order) <= MAX_SIMPLIFY
-    return deep(lambda: [to_sympy(a, simplify) for a in evaluate(outputs, dims, order)],
-                depth_of(order))
+    return deep(lambda: [to_sympy(a, simplify)
+                         for a in evaluate(outputs, dims, order, inputs)], depth_of(order))
 
 
-def evaluate(outputs, dims, order=None):
+def evaluate(outputs, dims, order=None, inputs=None):
     """Element arrays of ``outputs`` with the dims in ``dims`` ({Symbol: int}); the
-    elements of the inputs are named so that no two names in the result are equal."""
+    elements of the inputs (``inputs``, default those the outputs use) are named so that
+    no two names in the result are equal (``input_elements``)."""
     values = {}
     order = order or topo_order([o for o in outputs if o is not None])
-    taken = {n.name for n in order if n.is_symbol} | {str(d) for d in dims}
+    symbols = list(inputs) if inputs is not None else [n for n in order if n.is_symbol]
+    symbols += [n for n in order if n.is_symbol and n.name not in {s.name for s in symbols}]
+    elements = input_elements([(n.name, concrete(n.shape, dims)) for n in symbols],
+                              {str(d) for d in dims})
     for node in order:
         if node.is_symbol:
-            shape = concrete(node.shape, dims)
-            v = element_symbols(node.name, shape, taken - {node.name})
-            taken.update(s.name for s in v.ravel())
+            v = elements[node.name]
         elif node.is_const:
             v = numpy.full(concrete(node.shape, dims), node.attrs["value"].subs(dims),
                            dtype=object)

@@ -12,19 +12,21 @@ dims and ``xreplace`` the operands. At concrete sizes ``doit()`` computes it wit
 op's per-element form (``OpDef.elements``, the same one ``explicit`` uses) and returns
 SymPy's explicit objects (``ImmutableMatrix``, a scalar, ``ImmutableDenseNDimArray``).
 """
+import functools
 import re
 import warnings
 
 import numpy
 import sympy
-from sympy.printing.precedence import precedence
+from sympy.printing.precedence import PRECEDENCE, precedence, precedence_traditional
 from sympy.core.symbol import Str
 from sympy.utilities.exceptions import SymPyDeprecationWarning
 from sympy.matrices.expressions import HadamardPower, MatrixExpr, MatrixSymbol, OneMatrix
 from .arrays import array_symbol
 from sympy.matrices.expressions.diagonal import DiagMatrix, DiagonalOf
 
-from ..core.opdef import OPS, OpBase, Operand, Param, decode, encode
+from ..core.opdef import PRECEDENCE as OP_PRECEDENCE
+from ..core.opdef import OPS, OpBase, Operand, Param, decode, encode, script_base
 from ..core.ops.elements import ElementContext
 
 
@@ -157,6 +159,20 @@ class OpCall:
                                _attr_dims(self.args[2]))
         return from_array(numpy.asarray(out, dtype=object), shape)
 
+    @property
+    def precedence(self):
+        """How tightly its text binds (SymPy's printers parenthesise by it)."""
+        return _call_precedence(*self._precedence_key, "text")
+
+    @property
+    def latex_precedence(self):
+        """How tightly its LaTeX binds (``views.latex.LatexPrecedence``)."""
+        return _call_precedence(*self._precedence_key, "latex")
+
+    @property
+    def _precedence_key(self):
+        return self.args[0], self.args[2], self.args[5], len(self.args[1])
+
     def _sympystr(self, printer):
         return spelled(self, printer, "text")
 
@@ -192,6 +208,35 @@ class ArrayOpCall(OpCall, sympy.Basic):
     @property
     def shape(self):
         return self.graph_shape
+
+
+@functools.lru_cache(maxsize=1024)
+def _call_precedence(op, attrs, display, arity, target):
+    """The precedence of an OpCall's spelling for ``target``: a call by name an atom,
+    else its op's (``OpDef.precedence``, ``latex_precedence``), else that of the scalar
+    form it is printed as (``_spelled_as_scalars``: x*y a product)."""
+    call = PRECEDENCE["Func"] if target == "latex" else PRECEDENCE["Atom"]   # f(x)[0]
+    if display.name != "_":
+        return call
+    opdef = OPS[op.name]
+    if opdef.spell.get(target) is not None or opdef.spell.get("text") is not None:
+        level = OP_PRECEDENCE[opdef.latex_precedence if target == "latex"
+                              and opdef.spell.get(target) is not None else opdef.precedence]
+        return call if level == PRECEDENCE["Func"] else level
+    form = _scalar_form(op.name, _decode_attrs(attrs), arity)
+    if form is None or isinstance(form, sympy.Function):
+        return call
+    return precedence_traditional(form) if target == "latex" else precedence(form)
+
+
+def _scalar_form(op, attrs, arity):
+    """The op's SymPy form over the marks OPERAND0MARK, ..., or None."""
+    marks = [sympy.Symbol(f"OPERAND{k}MARK") for k in range(arity)]
+    try:
+        form = OPS[op].expr(attrs, marks)
+    except Exception:  # noqa: BLE001 - no scalar form: a call of the op by name
+        return None
+    return form if isinstance(form, sympy.Basic) else None
 
 
 def _explicit_ok(o):
@@ -325,22 +370,67 @@ class _OpaqueParam(Param):
 
 
 def _spelled_as_scalars(call, printer):
-    opdef = OPS[call.op]
+    """The op as SymPy prints its scalar form with the operands in place of the scalars;
+    in LaTeX, a product of arrays is written A \\circ B and a power A^{\\circ 2} (a
+    juxtaposition A B is a matrix product), and a function of arrays \\exp(A)."""
     marks = [sympy.Symbol(f"OPERAND{k}MARK") for k in range(len(call.operands))]
-    try:
-        form = opdef.expr(call.attrs, marks)
-    except Exception:  # noqa: BLE001 - no scalar form: a call of the op by name
-        form = None
-    if form is None or not isinstance(form, sympy.Basic):
+    form = _scalar_form(call.op, call.attrs, len(call.operands))
+    if form is None:
         return f"{call.op}({', '.join(printer._print(o) for o in call.operands)})"
-    text = printer._print(form)
+    latex = getattr(printer, "printmethod", None) == "_latex"
+    arrays = {m for m, s in zip(marks, call.operand_shapes) if len(s)}
+    if latex and arrays:
+        text = _hadamard_latex(form, dict(zip(marks, call.operands)), arrays, printer)
+        if text is not None:
+            return text
+    elementwise = latex and bool(arrays) and hasattr(printer, "elementwise")
+    if elementwise:
+        printer.elementwise += 1
+    try:
+        text = printer._print(form)
+    finally:
+        if elementwise:
+            printer.elementwise -= 1
+    level = precedence_traditional(form) if latex else precedence(form)
     for k, (mark, operand) in enumerate(zip(marks, call.operands)):
         inner = printer._print(operand)
-        atomic = precedence(operand) >= precedence(form) or isinstance(operand, OpCall) \
-            or isinstance(operand, sympy.Number) and operand >= 0
-        text = re.sub(rf"(\\mathit{{)?OPERAND{k}MARK(}})?",
-                      lambda _m: inner if atomic else f"({inner})", text)
+        own = _precedence_of(operand, latex)
+        atomic = isinstance(form, sympy.Function) or own > level or \
+            own == level and not form.has(-mark) or \
+            isinstance(operand, sympy.Number) and operand >= 0
+        if not atomic:
+            inner = rf"\left({inner}\right)" if latex else f"({inner})"
+        pattern = rf"(\\mathit{{)?OPERAND{k}MARK(}})?"
+        text = re.sub(pattern + r"(?=\s*[\^_])", lambda _m: script_base(inner) if latex
+                      else inner, text)
+        text = re.sub(pattern, lambda _m: inner, text)
     return text
+
+
+def _precedence_of(e, latex):
+    own = getattr(e, "latex_precedence", None) if latex else None
+    if isinstance(own, int):
+        return own
+    return precedence_traditional(e) if latex else precedence(e)
+
+
+def _hadamard_latex(form, operands, arrays, printer):
+    """A product of arrays as A \\circ B (a scalar factor in front, c A), an array to a
+    power as A^{\\circ e}; None for other forms."""
+    def base(m):
+        return printer.parenthesize(operands[m], PRECEDENCE["Pow"], strict=True)
+    if isinstance(form, sympy.Pow) and form.base in arrays and form.exp not in arrays:
+        exp = operands.get(form.exp, form.exp)
+        return rf"{script_base(base(form.base), '^')}^{{\circ {printer._print(exp)}}}"
+    if not isinstance(form, sympy.Mul):
+        return None
+    sign, factors = ("- ", (-form).args) if form.could_extract_minus_sign() else ("", form.args)
+    if not set(factors) <= set(operands) or len(arrays & set(factors)) < 2:
+        return None
+    scalars = [printer.parenthesize(operands[m], PRECEDENCE["Mul"], strict=True)
+               for m in factors if m not in arrays]
+    return sign + " ".join(scalars + [r" \circ ".join(base(m) for m in factors
+                                                        if m in arrays)])
 
 
 def _concrete(shape):

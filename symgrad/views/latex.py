@@ -5,7 +5,9 @@ import re
 
 from sympy import Symbol, true
 from sympy.printing.latex import LatexPrinter, greek_letters_set
+from sympy.printing.precedence import PRECEDENCE, precedence_traditional
 
+from ..core.opdef import PRECEDENCE as OP_PRECEDENCE, PRECEDENCE_SPECS, script_base
 from .forms import float_text
 
 _INTERMEDIATE = re.compile(r"t(\d+)")
@@ -30,7 +32,47 @@ def latex_name(name):
 _ESCAPES = str.maketrans({c: "\\" + c for c in "_{}#$%&"})
 
 
-class FormulaLatexPrinter(LatexPrinter):
+def latex_precedence(item):
+    """How tightly ``item``'s LaTeX binds: an op's own LaTeX precedence (``x \\bmod y``
+    below a product, ``A^{-1} b`` a product, a call an atom), else SymPy's."""
+    own = getattr(item, "latex_precedence", None)
+    return own if isinstance(own, int) else precedence_traditional(item)
+
+
+class LatexPrecedence:
+    """What symgrad's LaTeX printers add to SymPy's: ops parenthesised by the precedence
+    of their LaTeX spelling, not of their text (``solve_triangular(A, b)`` is a call in
+    text and the product ``A^{-1} b`` in LaTeX), and no double superscripts or subscripts
+    on the operands of a spelling."""
+
+    def parenthesize(self, item, level, is_neg=False, strict=False):
+        if is_neg and strict or latex_precedence(item) < level or \
+                not strict and latex_precedence(item) <= level:
+            return self._add_parens(self._print(item))
+        return self._print(item)
+
+    def _needs_mul_brackets(self, expr, first=False, last=False):
+        """An op's LaTeX below a product in parentheses, and one at a product's level
+        too unless it comes last (``\\log \\det A`` before x)."""
+        own = getattr(expr, "latex_precedence", None)
+        if isinstance(own, int):
+            return own < PRECEDENCE["Mul"] or own == PRECEDENCE["Mul"] and not last
+        return super()._needs_mul_brackets(expr, first=first, last=last)  # type: ignore[misc]
+
+    def operand_text(self, expr, spec):
+        """An operand of an op's LaTeX spelling at the precedence ``spec`` names; a call
+        counts as an atom (f(x)_{0}), and a base already carrying a script is put in
+        parentheses (``{x:atom}`` takes a subscript, ``{x:pow}`` a superscript)."""
+        level = PRECEDENCE_SPECS[spec]
+        if level is None:
+            return self._print(expr)
+        if level == "Atom":
+            return script_base(self.parenthesize(expr, PRECEDENCE["Func"], strict=True))
+        text = self.parenthesize(expr, OP_PRECEDENCE[level], strict=False)
+        return script_base(text, "^") if level == "Pow" else text
+
+
+class FormulaLatexPrinter(LatexPrecedence, LatexPrinter):
     """SymPy's LaTeX printer, with floats as Python prints them and names kept whole."""
 
     def _print_Float(self, expr):

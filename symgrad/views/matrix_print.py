@@ -13,8 +13,9 @@ from sympy.printing.latex import LatexPrinter
 from sympy.printing.precedence import PRECEDENCE
 from sympy.printing.str import StrPrinter
 
+from ..core.opdef import script_base
 from .forms import float_text
-from .latex import latex_name
+from .latex import LatexPrecedence, latex_name
 
 _SUPER = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 _SUB = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
@@ -178,7 +179,8 @@ class MatrixTextPrinter(StrPrinter):
         if _heaviside_argument(body, d):
             return f"[{arg} > 0]"
         if isinstance(body, sympy.Function) and (body.args == (d,) or getattr(
-                body, "opdef", None) is not None and tuple(body.operands) == (d,)):
+                body, "opdef", None) is not None and tuple(body.operands) == (d,)
+                and not body.params):     # clamp(x, min=-0.5, max=0.5) keeps its bounds
             return f"{_function_name(body)}({arg})"
         placeholder = sympy.Symbol("\x00")
         text = self._print(body.xreplace({d: placeholder}))
@@ -292,7 +294,17 @@ class MatrixTextPrinter(StrPrinter):
         return self._print(expr)
 
     def _print_Integer(self, expr):
+        """An integer as written, a huge one (an integral float such as 1e300) as a
+        float."""
+        if abs(expr) >= 10**16:
+            return float_text(expr).replace("-", "−")
         return str(expr).replace("-", "−")
+
+    def _print_Infinity(self, expr):
+        return "∞"
+
+    def _print_NegativeInfinity(self, expr):
+        return "−∞"
 
     def _print_Rational(self, expr):
         return str(expr).replace("-", "−")
@@ -362,9 +374,36 @@ def _name(text):
     return text
 
 
-class MatrixLatexPrinter(LatexPrinter):
+class MatrixLatexPrinter(LatexPrecedence, LatexPrinter):
     """Matrix notation as LaTeX: SymPy's LaTeX printer with names kept whole, 𝟙 as
-    \\mathbf{1} and 1×1 products as the scalars they are."""
+    \\mathbf{1} and 1×1 products as the scalars they are. A function applied element by
+    element is written \\exp(A), never e^{A}, which is the matrix exponential."""
+
+    elementwise = 0     # > 0 while printing a function applied element by element
+
+    def _print_exp(self, expr, exp=None):
+        if not self.elementwise:
+            return self._print_ExpBase(expr, exp)
+        power = f"^{{{exp}}}" if exp else ""
+        return rf"\exp{power}\left({self._print(expr.args[0])}\right)"
+
+    def _print_MatMul(self, expr):
+        """SymPy's, with a minus sign taken out without lowering the factors' level (its
+        own puts -(A ∘ B) x as - A \\circ B x)."""
+        args = list(expr.args)
+        sign = ""
+        if expr.could_extract_minus_sign():
+            args = args[1:] if args[0] == -1 else [-args[0]] + args[1:]
+            sign = "- "
+        if len(args) == 1:                 # -(A ∘ B) as a term: - A \circ B
+            return sign + self.parenthesize(args[0], _MUL, strict=True)
+        return sign + " ".join(
+            self._print(a) if isinstance(a, sympy.Mul) and not isinstance(a, MatMul)
+            else self.parenthesize(a, _MUL, strict=False) for a in args)
+
+    def _script_base(self, expr, script="^"):
+        """``expr`` as the base of a superscript (or, ``script="^_"``, a subscript)."""
+        return script_base(self.parenthesize(expr, _POW, strict=True), script)
 
     def _print_Float(self, expr):
         return float_text(expr)
@@ -415,6 +454,13 @@ class MatrixLatexPrinter(LatexPrinter):
         arg = self._print(expr.expr)
         if _heaviside_argument(body, d):
             return rf"\left[{arg} > 0\right]"
+        self.elementwise += 1
+        try:
+            return self._elementwise_body(expr, body, d, arg)
+        finally:
+            self.elementwise -= 1
+
+    def _elementwise_body(self, expr, body, d, arg):
         if isinstance(body, sympy.Function) and body.args == (d,):
             placeholder = sympy.Symbol("XPLACEHOLDERX")
             return self._print(body.func(placeholder)).replace(
@@ -425,18 +471,17 @@ class MatrixLatexPrinter(LatexPrinter):
         return text.replace(r"\mathit{XPLACEHOLDERX}", wrapped)
 
     def _print_HadamardPower(self, expr):
-        base = self.parenthesize(expr.base, _POW, strict=True)
-        return rf"{base}^{{\circ {self._print(expr.exp)}}}"
+        return rf"{self._script_base(expr.base)}^{{\circ {self._print(expr.exp)}}}"
 
     def _print_Transpose(self, expr):
         if isinstance(expr.arg, Inverse):
-            return self.parenthesize(expr.arg.arg, _POW, strict=True) + "^{-T}"
-        return self.parenthesize(expr.arg, _POW, strict=True) + "^{T}"
+            return self._script_base(expr.arg.arg) + "^{-T}"
+        return self._script_base(expr.arg) + "^{T}"
 
     def _print_Inverse(self, expr):
         if isinstance(expr.arg, Transpose):
-            return self.parenthesize(expr.arg.arg, _POW, strict=True) + "^{-T}"
-        return self.parenthesize(expr.arg, _POW, strict=True) + "^{-1}"
+            return self._script_base(expr.arg.arg) + "^{-T}"
+        return self._script_base(expr.arg) + "^{-1}"
 
     def _print_Piecewise(self, expr):
         if _iverson(expr):
@@ -445,7 +490,7 @@ class MatrixLatexPrinter(LatexPrinter):
 
     def _print_MatrixElement(self, expr):
         """q_{0} of a vector q (a column), A_{0, 1} of a matrix."""
-        parent = self.parenthesize(expr.parent, _POW, strict=True)
+        parent = self._script_base(expr.parent, "^_")
         if expr.parent.shape[1] == 1:
             return f"{parent}_{{{self._print(expr.i)}}}"
         return f"{parent}_{{{self._print(expr.i)}, {self._print(expr.j)}}}"

@@ -249,7 +249,7 @@ def verify_views(blocks, inputs, compiled, formulas, explicit, dims, values, rto
     except Exception as e:  # noqa: BLE001
         return rows + [("explicit", b.key, None, f"cannot build ({type(e).__name__})")
                        for b in blocks]
-    names = _element_values(inputs, values)
+    names = _element_values(inputs, values, dims)
     for block, want in zip(blocks, compiled):
         form = forms[block.key]
         elements = flat(form) if isinstance(form, (sympy.MatrixBase, sympy.NDimArray)) \
@@ -260,15 +260,15 @@ def verify_views(blocks, inputs, compiled, formulas, explicit, dims, values, rto
     return rows
 
 
-def _element_values(inputs, values):
+def _element_values(inputs, values, dims=()):
     """{element symbol of ``explicit``: its value} for every input."""
-    from .explicit import element_symbols
-    taken = {x.name for x in inputs}
+    from .explicit import input_elements
+    arrays = {x.name: numpy.asarray(values[x.name]) for x in inputs}
+    symbols = input_elements([(x.name, arrays[x.name].shape) for x in inputs],
+                             {str(d) for d in dims})
     out = {}
     for x in inputs:
-        v = numpy.asarray(values[x.name])
-        syms = element_symbols(x.name, v.shape, taken - {x.name})
-        taken.update(s.name for s in syms.ravel())
-        for s, t in zip(syms.ravel(), v.ravel()):
+        v = arrays[x.name]
+        for s, t in zip(symbols[x.name].ravel(), v.ravel()):
             out[s] = _number(t, v.dtype.kind if v.dtype.kind in "biu" else "f")
     return out

@@ -187,16 +187,19 @@ def _solve_triangular_shape(op, shapes, attrs):
     return broadcast_shapes(a[:-2], b[:-2], op=op) + tuple(b[-2:])
 
 
+def _solve_triangular_latex(a, b, upper, left, unitriangular):
+    """triu(A)^{-1} B or B tril(A)^{-1}: a product, B in parentheses when it is a sum."""
+    inverse = rf"\operatorname{{{'triu' if upper.value else 'tril'}}}\left({a}\right)^{{-1}}"
+    return f"{inverse} {b:mul}" if left.value else f"{b:mul} {inverse}"
+
+
 @defop("solve_triangular", ("a", "b"), elements=_opaque("solve_triangular"), params=_solve_triangular_params,
        shape=_solve_triangular_shape, batch=batching.over_leading_axes,
        text=lambda a, b, upper, left, unitriangular:
            f"solve_triangular({a}, {b}, upper={upper}"
            + ("" if left.value else ", left=False")
            + (", unitriangular=True" if unitriangular.value else "") + ")",
-       latex=lambda a, b, upper, left, unitriangular:
-           (rf"\operatorname{{{'triu' if upper.value else 'tril'}}}\left({a}\right)^{{-1}} {b}"
-            if left.value else
-            rf"{b} \operatorname{{{'triu' if upper.value else 'tril'}}}\left({a}\right)^{{-1}}"),
+       latex=_solve_triangular_latex, latex_precedence="Product",
        numpy=("_solve_triangular({a}, {b}, {upper}, {left}, {unitriangular})",
               {"_solve_triangular": _SOLVE_TRIANGULAR}),
        torch="torch.linalg.solve_triangular({a}, {b}, upper={upper}, left={left}, "

@@ -166,7 +166,7 @@ def _matmul_simplify(inputs, attrs, shape):
 
 
 @defop("matmul", ("x", "y"), shape=_matmul_shape, simplify=_matmul_simplify,
-       precedence="MatMul", latex_precedence="Mul",
+       precedence="MatMul", latex_precedence="Product",
        text="{x:mul}@{y:pow}", latex="{x:mul} {y:mul}", numpy="{x:mul} @ {y:pow}",
        torch="{x:mul} @ {y:pow}", matrix=lambda m, node, x, y: m.matmul(node, x, y),
        elements=lambda ctx, x, y: numpy.matmul(x, y), batch=_matmul_batch,
@@ -188,7 +188,7 @@ def _dot_batch(node, ins, size):
     return matmul(x, y) if bx else matmul(y, x)
 
 
-@defop("dot", ("x", "y"), shape=_dot_shape, text="dot({x}, {y})", latex_precedence="Mul",
+@defop("dot", ("x", "y"), shape=_dot_shape, text="dot({x}, {y})", latex_precedence="Product",
        latex="{x:pow}^{{T}} {y:mul}", numpy="numpy.dot({x}, {y})", torch="torch.dot({x}, {y})",
        matrix=lambda m, node, x, y: m.mm(m.T(x), y),
        elements=lambda ctx, x, y: numpy.sum(x * y), batch=_dot_batch)
@@ -209,7 +209,7 @@ def _outer_batch(node, ins, size):
     return col * row
 
 
-@defop("outer", ("x", "y"), shape=_outer_shape, text="outer({x}, {y})", latex_precedence="Mul",
+@defop("outer", ("x", "y"), shape=_outer_shape, text="outer({x}, {y})", latex_precedence="Product",
        latex="{x:mul} {y:pow}^{{T}}", numpy="numpy.outer({x}, {y})",
        torch="torch.outer({x}, {y})", matrix=lambda m, node, x, y: m.mm(x, m.T(y)),
        elements=lambda ctx, x, y: numpy.multiply.outer(x, y), batch=_outer_batch,
@@ -442,7 +442,7 @@ def _solve_structured(inputs, attrs, shape):
 
 
 @defop("solve", ("a", "b"), shape=_solve_shape, text="solve({a}, {b})",
-       latex_precedence="Mul", simplify=_solve_structured,
+       latex_precedence="Product", simplify=_solve_structured,
        latex="{a:pow}^{{-1}} {b:mul}", numpy=_checked("numpy.linalg.solve", SINGULAR, "numpy"),
        torch=("_torch_linalg_solve({a}, {b})", {"_torch_linalg_solve": _SOLVE_TORCH}),
        matrix=lambda m, node, a, b: m.mm(m.inv(a), b),

@@ -72,11 +72,13 @@ def signbit(x):
     return apply("signbit", x)
 
 
+# x \bmod y binds below a product: (x \bmod y)^{2}, 2 x \left(x \bmod y\right)
 fmod = _binary("fmod", None, text="fmod({x}, {y})", latex=r"{x:mul} \bmod_{{t}} {y:mul}",
-               numpy="numpy.fmod({x}, {y})", torch="torch.fmod({x}, {y})",
-               math="math.fmod({x}, {y})")
+               latex_precedence="Mod", numpy="numpy.fmod({x}, {y})",
+               torch="torch.fmod({x}, {y})", math="math.fmod({x}, {y})")
 remainder = _binary("remainder", None, text="remainder({x}, {y})",
-                    latex=r"{x:mul} \bmod {y:mul}", numpy="numpy.remainder({x}, {y})",
+                    latex=r"{x:mul} \bmod {y:mul}", latex_precedence="Mod",
+                    numpy="numpy.remainder({x}, {y})",
                     torch="torch.remainder({x}, {y})", math="({x:mul} % {y:mul})")
 nextafter = _binary("nextafter", None, text="nextafter({x}, {y})",
                     latex=r"\operatorname{{nextafter}}\left({x}, {y}\right)",
