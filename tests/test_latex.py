@@ -174,3 +174,18 @@ def test_no_double_scripts_and_elementwise_exp_is_not_the_matrix_exponential():
     tex = g.latex()
     assert r"e^{A} \mathbf{1}\mathbf{1}^{T}" in tex and r"\exp" not in tex     # matrix exp
     assert not _tokens_ok(tex)
+
+
+def test_function_names_are_escaped_as_parameter_names():
+    """A function's name is any string (``f.__name__``): in LaTeX it is one escaped word,
+    never commands (``\\href``) or subscripts."""
+    def my_loss_v2(x_in):
+        return sg.sin(x_in)
+    assert r"\partial \mathit{my\_loss\_v2}" in sg.grad_fn(my_loss_v2).latex()
+
+    def h(x):
+        return x ** 2
+    h.__name__ = r"}\href{javascript:alert(1)}{f"
+    for text in (sg.grad_fn(h).latex(), sg.hessian(h, shapes={"x": ()}).latex()):
+        assert r"\href" not in text.replace(r"\backslash{}href", "")
+        assert text.count("{") - text.count(r"\{") == text.count("}") - text.count(r"\}")

@@ -23,7 +23,7 @@ from ..diff.reverse import backward
 from ..errors import NonScalarOutputError, OperandError, ShapeError, SymgradError
 from ..torchfront.factories import symbolic_sizes
 from ..torchfront.module import as_function
-from ..views.latex import latex_expr
+from ..views.latex import latex_expr, latex_name
 from .derivative import Block, DerivativeFn
 
 
@@ -258,7 +258,7 @@ class GradFn(DerivativeFn):
 
     def _blocks(self):
         return [Block(x.name, self._label(x),
-                      rf"\frac{{\partial {self.name}}}{{\partial "
+                      rf"\frac{{\partial {latex_name(self.name)}}}{{\partial "
                       rf"{latex_expr(sympy.Symbol(x.name))}}}", g, x.shape)
                 for x, g in zip(self.wrt, self.grads)]
 

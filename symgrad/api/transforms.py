@@ -31,7 +31,7 @@ from ..diff.batching import jacfwd, jacobian_blocks, jacrev, placeholder, revers
 from ..diff.forward import forward
 from ..diff.reverse import backward
 from ..errors import ArgumentError, NonScalarOutputError, SymgradError
-from ..views.latex import latex_expr
+from ..views.latex import latex_name
 from .derivative import Block, DerivativeFn
 from .grad import input_text, make_inputs, positional, resolve_wrt
 from .primals import Primals, _shape_of, flatten, unflatten
@@ -306,8 +306,7 @@ def _out_label(name, k, several):
 
 
 def _latex_name(name):
-    import sympy
-    return latex_expr(sympy.Symbol(name))
+    return latex_name(name)
 
 
 def _latex_out(name, k, several):

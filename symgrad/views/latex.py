@@ -29,7 +29,8 @@ def latex_name(name):
     return r"\mathit{" + name.translate(_ESCAPES) + "}"
 
 
-_ESCAPES = str.maketrans({c: "\\" + c for c in "_{}#$%&"})
+_ESCAPES = str.maketrans({**{c: "\\" + c for c in "_{}#$%&"}, "\\": r"\backslash{}",
+                          "^": r"\wedge{}", "~": r"\sim{}"})
 
 
 def latex_precedence(item):
