@@ -742,3 +742,32 @@ def test_dim_expressions_never_merge_look_alike_names_and_long_ones_are_shape_er
     for text in ["+".join(["n"] * 100_000), "-" * 100_000 + "n"]:
         with pytest.raises(sg.ShapeError):
             sg.grad_fn(lambda x: sg.sum(x), shapes={"x": (text,)})
+
+
+def test_op_parameters_equal_as_numbers_but_of_other_types_are_other_nodes():
+    """3.0 == 3 in Python: a scale factor of 3.0 and a size of 3 were one interned node
+    (and one printed template), so a trace returned another trace's interpolation."""
+    import torch.nn.functional as F
+    shapes = {"x": ("N", "C", "W")}
+    x = np.random.default_rng(0).standard_normal((1, 2, 7))
+
+    def up(x):
+        return (F.interpolate(x, scale_factor=3.0, mode="nearest",
+                              recompute_scale_factor=True) ** 2).sum()
+
+    def down(x):
+        y = F.interpolate(x, size=3, mode="nearest")
+        return (y.cumsum(-1) * y).sum()
+
+    def both(x):
+        a = F.interpolate(x, scale_factor=2.0, mode="linear", recompute_scale_factor=True)
+        b = F.interpolate(x, size=2, mode="linear")
+        return (a ** 2).sum() + (b.cumsum(-1) * b).sum()
+
+    kept = sg.grad_fn(up, shapes=shapes)
+    for fn in (down, both, up):
+        (got,) = sg.grad_fn(fn, shapes=shapes).compile("numpy")(x)
+        t = torch.tensor(x, requires_grad=True)
+        (want,) = torch.autograd.grad(fn(t), t)
+        np.testing.assert_allclose(got, want.numpy(), rtol=1e-12, atol=1e-12)
+    assert kept is not None

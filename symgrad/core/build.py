@@ -107,7 +107,7 @@ def make(op, inputs, params=()):
     equivalent one, or a new node."""
     if not grad_mode.is_grad_enabled() and op != "detach" and inputs:
         inputs = tuple(make("detach", (i,)) for i in inputs)  # inside sg.no_grad()
-    key = (op, tuple(map(id, inputs)), params)
+    key = (op, tuple(map(id, inputs)), typed_key(params) if params else params)
     node = interned.get(key)
     if node is not None:
         return node
@@ -125,8 +125,20 @@ def make(op, inputs, params=()):
     return node
 
 
+def typed_key(value):
+    """``value`` (an op's parameters) as an intern key in which equal numbers of another
+    type are other keys: 3.0 == 3 and True == 1 in Python, but a scale factor of 3.0 is not
+    a size of 3, and -0.0 is not 0.0."""
+    t = type(value)
+    if t is tuple:
+        return tuple([typed_key(v) for v in value])
+    if t is float or t is bool:
+        return (t, repr(value))
+    return value
+
+
 def leaf(op, params, shape, kind="float"):
-    key = (op, (), params)
+    key = (op, (), typed_key(params))
     node = interned.get(key)
     if node is None:
         node = Tensor(op, (), params, shape, kind)

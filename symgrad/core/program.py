@@ -15,6 +15,7 @@ import threading
 import sympy
 from sympy import S
 
+from .build import typed_key
 from .graph import topo_order
 from .opdef import OPS
 from .shapes import broadcast_shapes, shapes_equal
@@ -145,8 +146,8 @@ class TemplateCache:
                            for i, n in zip(node.inputs, names))
         else:
             inline = len(names)
-        key = (node.op, node.params if OPS[node.op].key_params is None
-               else OPS[node.op].template_key(node.params), inline)
+        key = (node.op, typed_key(node.params if OPS[node.op].key_params is None
+                               else OPS[node.op].template_key(node.params)), inline)
         tpl = self.cache.get(key)
         if tpl is None:
             if isinstance(inline, int):
