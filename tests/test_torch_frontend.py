@@ -1277,3 +1277,25 @@ def test_clamp_with_tensor_bounds_at_ties_matches_autograd(bounds):
         np.testing.assert_array_equal(float(got_value), value.item())
         for got, w in zip(grads, want):
             np.testing.assert_array_equal(np.asarray(got), w.numpy())
+
+
+def test_augmented_assignment_on_a_view_is_refused_not_rebound():
+    """torch's `row = y[0]; row *= 2` writes through to y; a rebinding would silently
+    compute another function. On a value that is not a view it is y = y * 2."""
+    def through_view(x):
+        y = x.clone()
+        row = y[0]
+        row *= 2
+        return (y ** 2).sum()
+    with pytest.raises(sg.UnsupportedOpError, match=r"\*= on index"):
+        sg.grad_fn(through_view, shapes={"x": (3, 4)})
+
+    def plain(x):
+        y = x * 1.0
+        y *= 2
+        y += x
+        return (y ** 2).sum()
+    x = torch.randn(3, dtype=torch.float64, requires_grad=True)
+    (want,) = torch.autograd.grad(plain(x), x)
+    (got,) = sg.grad_fn(plain, shapes={"x": (3,)}).compile("torch")(x.detach())
+    torch.testing.assert_close(got, want)

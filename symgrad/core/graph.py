@@ -259,6 +259,25 @@ class Tensor:
     def __rpow__(self, other: TensorLike) -> "Tensor": return _call("pow", other, self)
     def __matmul__(self, other: TensorLike) -> "Tensor": return _call("matmul", self, other)
     def __rmatmul__(self, other: TensorLike) -> "Tensor": return _call("matmul", other, self)
+    def __iadd__(self, other: TensorLike) -> "Tensor": return self._in_place("+=", "add", other)
+    def __isub__(self, other: TensorLike) -> "Tensor": return self._in_place("-=", "sub", other)
+    def __imul__(self, other: TensorLike) -> "Tensor": return self._in_place("*=", "mul", other)
+    def __itruediv__(self, other: TensorLike) -> "Tensor":
+        return self._in_place("/=", "div", other)
+    def __ipow__(self, other: TensorLike) -> "Tensor": return self._in_place("**=", "pow", other)
+
+    def _in_place(self, spelled, op, other):
+        """``x += y`` rebinds x to a new value (Tensors are values). On a view (``y[0]``,
+        ``y.T``, ``y.view(...)``) torch would write through to the viewed tensor, which a
+        rebinding cannot: refused rather than computing another function."""
+        if OPS[self.op].view and self.op != "detach":
+            raise UnsupportedOpError(
+                f"{spelled} on {self.op}(...) of shape {fmt_shape(self.shape)}: in torch it "
+                "writes through to the tensor it views, which symgrad does not trace "
+                "(its values are immutable); compute the new tensor out of place, e.g. "
+                "y = torch.cat(...) or torch.where(mask, new, y), or y = y * scale")
+        return _call(op, self, other)
+
     def __neg__(self) -> "Tensor": return _call("neg", self)
     def __pos__(self) -> "Tensor": return self
     def __abs__(self) -> "Tensor": return _call("abs", self)
