@@ -236,4 +236,26 @@ def test_kept_targets_of_zero_class_weight_give_torchs_nan():
                    wrt="z")
     value, (got,) = g.compile("numpy", with_value=True)(z, t)
     assert np.isnan(value)
-    assert np.isnan(got[np.isnan(want.numpy())]).all()
+    assert np.isnan(want.numpy()).any() and not np.isnan(want.numpy()).all()
+    np.testing.assert_allclose(got, want.numpy(), equal_nan=True)
+
+
+@pytest.mark.parametrize("case", ["ignored", "zero weight"])
+def test_constant_targets_with_nothing_to_average_are_torchs(case):
+    """Targets captured as constants take another path than traced ids: there every
+    ignored batch and every zero total weight divided by 0 (nan everywhere)."""
+    if case == "ignored":
+        def fn(z):
+            return F.cross_entropy(z, torch.full((4,), -100))
+    else:
+        weight = torch.tensor([1.0, 0.0, 0.0, 1.0, 1.0], dtype=torch.float64)
+
+        def fn(z):
+            return F.nll_loss(z.log_softmax(-1), torch.tensor([-100, -100, 1, 2]),
+                              weight=weight)
+    z = np.random.default_rng(1).standard_normal((4, 5))
+    zt = torch.tensor(z, requires_grad=True)
+    (want,) = torch.autograd.grad(fn(zt), zt)
+    value, (got,) = sg.grad_fn(fn, shapes={"z": (4, 5)}).compile("numpy", with_value=True)(z)
+    assert np.isnan(value) and np.isnan(fn(zt).item())
+    np.testing.assert_allclose(got, want.numpy(), equal_nan=True)

@@ -18,7 +18,7 @@ from ..core.graph import Tensor
 from ..errors import ParameterError, ShapeError
 from .dispatch import (check_float_dtype, constant_array, legacy_reduction, rank_of, reduce_loss,
                        reject, shape_of, torch_op, unsupported)
-from .gather import picked_loss, traced_ids
+from .gather import picked_loss, traced_ids, weighted_mean
 from .pointwise import clamp, xlogy
 from .shape import movedim, swap_axes
 from .vector_norm import vector_norm
@@ -299,9 +299,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if reduction != "mean":
         return reduce_loss(loss, reduction, name)
     if weight is None:
-        return sgo.sum(loss) / float(keep.sum())
+        return weighted_mean(loss, keep.astype(bool), float(keep.sum()))
     hot = _one_hot_const(name, target, classes)[1]
-    return sgo.sum(loss) / sgo.sum(sgo.matmul(hot * keep[..., None], weight))
+    return weighted_mean(loss, keep.astype(bool),
+                         sgo.sum(sgo.matmul(hot * keep[..., None], weight)))
 
 
 @torch_op("F.nll_loss")
@@ -319,8 +320,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if reduction != "mean":
         return reduce_loss(loss, reduction, name)
     if weight is None:
-        return sgo.sum(loss) / float(keep.sum())
-    return sgo.sum(loss) / sgo.sum(sgo.matmul(hot * keep[..., None], weight))
+        return weighted_mean(loss, keep.astype(bool), float(keep.sum()))
+    return weighted_mean(loss, keep.astype(bool),
+                         sgo.sum(sgo.matmul(hot * keep[..., None], weight)))
 
 
 @torch_op("F.mse_loss")

@@ -202,15 +202,18 @@ def picked_loss(name, logp, target, weight, ignore_index, reduction, smoothing=0
         loss = (1 - smoothing) * loss + smoothing / classes * spread
     if reduction != "mean":
         return reduce_loss(loss, reduction, name)
-    return _weighted_mean(sgo.sum(loss), sgo.sum(w), sgo.sum(kept))
+    return weighted_mean(loss, keep, sgo.sum(w))
 
 
-def _weighted_mean(total, weights, kept):
-    """total / weights as torch computes a weighted mean loss: nan when every target is
-    ignored (``kept`` = 0) but with a zero gradient, as torch's kernel skips ignored targets
-    (0/0 would make it nan); kept targets of zero weight give torch's nan."""
-    none = sgo.eq(kept, 0)
-    return total / sgo.where(none, 1.0, weights) + sgo.where(none, math.nan, 0.0)
+def weighted_mean(loss, keep, weights):
+    """The weighted mean loss as torch computes it from per-target ``loss`` (weighted,
+    0 where ignored), the kept targets ``keep`` (bools) and their summed ``weights``: nan
+    when every target is ignored, with a zero gradient (torch's kernel skips ignored
+    targets); where the kept targets' weights sum to 0, torch's 0/0: nan for them, 0 for
+    the ignored ones."""
+    share = sgo.where(keep, loss / sgo.where(keep, weights, 1.0), 0.0)
+    nothing = sgo.eq(sgo.sum(sgo.where(keep, 1.0, 0.0)), 0)
+    return sgo.sum(share) + sgo.where(nothing, math.nan, 0.0)
 
 
 @torch_op("F.one_hot")
