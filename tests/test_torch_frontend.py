@@ -1299,3 +1299,15 @@ def test_augmented_assignment_on_a_view_is_refused_not_rebound():
     (want,) = torch.autograd.grad(plain(x), x)
     (got,) = sg.grad_fn(plain, shapes={"x": (3,)}).compile("torch")(x.detach())
     torch.testing.assert_close(got, want)
+
+
+@pytest.mark.parametrize("call", ["x.sum(dim=())", "x.sum([])", "x.mean(dim=())",
+                                  "x.amax(dim=())", "x.amin(dim=[])",
+                                  "x.flatten().sum(dim=tuple(range(1, 1)))"])
+def test_method_reductions_over_no_dims_reduce_every_dim_as_torch(call):
+    def f(x):
+        return eval(call, {"x": x}) ** 2   # noqa: S307 - the test's own expressions
+    x = torch.randn(2, 3, 4, dtype=torch.float64, requires_grad=True)
+    (want,) = torch.autograd.grad(f(x), x)
+    (got,) = sg.grad_fn(f, shapes={"x": (2, 3, 4)}).compile("torch")(x.detach())
+    torch.testing.assert_close(got, want)

@@ -298,13 +298,11 @@ class Tensor:
     # ----- methods mirroring torch / numpy -------------------------------------------
     def sum(self, axis: Axis = None, keepdims: bool = False, *, dim: Axis = None,
             keepdim: bool | None = None) -> "Tensor":
-        return _call("sum", self, axis=axis if dim is None else dim,
-                     keepdims=keepdims if keepdim is None else keepdim)
+        return self._reduce("sum", axis, keepdims, dim, keepdim)
 
     def mean(self, axis: Axis = None, keepdims: bool = False, *, dim: Axis = None,
              keepdim: bool | None = None) -> "Tensor":
-        return _call("mean", self, axis=axis if dim is None else dim,
-                     keepdims=keepdims if keepdim is None else keepdim)
+        return self._reduce("mean", axis, keepdims, dim, keepdim)
 
     def reshape(self, *shape: Any) -> "Tensor":
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
@@ -361,6 +359,11 @@ class Tensor:
         return _call("clamp", self, min, max)
 
     def _reduce(self, name, axis, keepdims, dim, keepdim, **kw):
+        """NumPy's axis=() reduces nothing; torch's dim=() and dim=[] (a list is never
+        NumPy's axis) reduce every dim."""
+        if dim is not None and not isinstance(dim, int) and len(dim) == 0 or \
+                isinstance(axis, list) and not axis:
+            axis, dim = None, None
         return _call(name, self, axis=axis if dim is None else dim,
                      keepdims=keepdims if keepdim is None else keepdim, **kw)
 
