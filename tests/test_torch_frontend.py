@@ -1311,3 +1311,22 @@ def test_method_reductions_over_no_dims_reduce_every_dim_as_torch(call):
     (want,) = torch.autograd.grad(f(x), x)
     (got,) = sg.grad_fn(f, shapes={"x": (2, 3, 4)}).compile("torch")(x.detach())
     torch.testing.assert_close(got, want)
+
+
+@pytest.mark.parametrize("chol", [lambda A: torch.linalg.cholesky(A, upper=True),
+                                  lambda A: torch.cholesky(A, upper=True),
+                                  lambda A: torch.linalg.cholesky_ex(A, upper=True)[0]])
+def test_upper_cholesky_reads_the_upper_triangle_as_torch(chol):
+    """LAPACK's uplo='U': an input stored in its upper triangle only (triu(M))."""
+    M = np.array([[4.0, 2.0, 0.4], [2.0, 3.0, 0.5], [0.4, 0.5, 2.0]])
+    weights = torch.arange(1.0, 10.0, dtype=torch.float64).reshape(3, 3)
+
+    def f(A):
+        return (chol(A) * weights).sum()
+    x = torch.tensor(np.triu(M), requires_grad=True)
+    value = f(x)
+    (want,) = torch.autograd.grad(value, x)
+    got_value, (got,) = sg.grad_fn(f, shapes={"A": (3, 3)}).compile(
+        "numpy", with_value=True)(np.triu(M))
+    assert got_value == pytest.approx(value.item(), rel=1e-13)
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-12, atol=1e-13)

@@ -110,8 +110,11 @@ def qr(input, some=True, *, out=None):
 # ----- cholesky -----------------------------------------------------------------------------
 
 def _cholesky(A, upper):
-    lower = sgo.cholesky(A)
-    return _mT(lower) if upper else lower
+    """L with A = L Lᵀ from A's lower triangle, or with ``upper`` U = Lᵀ from its upper
+    triangle (LAPACK's uplo='U', what torch reads): the lower factor of Aᵀ, transposed."""
+    if upper:
+        return _mT(sgo.cholesky(_mT(A)))
+    return sgo.cholesky(A)
 
 
 @torch_op("linalg.cholesky")
