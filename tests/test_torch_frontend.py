@@ -1330,3 +1330,15 @@ def test_upper_cholesky_reads_the_upper_triangle_as_torch(chol):
         "numpy", with_value=True)(np.triu(M))
     assert got_value == pytest.approx(value.item(), rel=1e-13)
     np.testing.assert_allclose(got, want.numpy(), rtol=1e-12, atol=1e-13)
+
+
+def test_einsum_sublist_form_as_torch():
+    def f(x, y):
+        return (torch.einsum(x, [0, 1], y, [1, 2], [0, 2]) ** 2).sum() \
+            + torch.einsum(x, [Ellipsis, 1], y, [1, 2]).sum()
+    x = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+    y = torch.randn(4, 5, dtype=torch.float64, requires_grad=True)
+    want = torch.autograd.grad(f(x, y), (x, y))
+    got = sg.grad_fn(f, shapes={"x": (3, 4), "y": (4, 5)}).compile("torch")(x.detach(), y.detach())
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w)

@@ -2,6 +2,7 @@
 and device conversions, creation functions (``*_like``, ``new_*``) and Tensor
 properties, on symbolic Tensors."""
 import builtins
+import string
 
 import numpy as np
 
@@ -9,7 +10,7 @@ from ..core import ops as sgo
 from ..core.build import array_const, const
 from ..core.graph import Tensor
 from ..core.shapes import broadcast_shapes, fmt_shape, normalize_axis, numel
-from ..errors import ShapeError
+from ..errors import ParameterError, ShapeError
 from .dispatch import (check_float_dtype, constant_array, rank_of, reject, shape_of,
                        sizes_arg, tensor_property, torch_op, unsupported)
 from .pointwise import as_bool
@@ -318,6 +319,8 @@ def _einsum_diagonal(t, term):
 @torch_op("torch.einsum")
 def einsum(equation, *operands):
     """Contractions as sums and batched matrix products, pair by pair from the left."""
+    if not isinstance(equation, str):      # torch's sublist form: x, [0, 1], y, [1, 2], [0, 2]
+        equation, operands = _sublist_equation((equation,) + operands)
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     operands, terms, out = _einsum_terms(equation, operands)
@@ -470,3 +473,20 @@ tensor_property("is_cuda", "is_sparse", "is_quantized", "is_meta", "is_nested",
                 "is_mkldnn")(lambda x: False)
 tensor_property("grad")(lambda x: None)
 
+
+def _sublist_equation(args):
+    """(equation, operands) of einsum's sublist form: operands each followed by a list of
+    ints naming its dims (Ellipsis for ...), then optionally the output's list."""
+    def letters(sub):
+        if not isinstance(sub, (list, tuple)) or not all(
+                s is Ellipsis or (isinstance(s, int) and 0 <= s < 52) for s in sub):
+            raise ParameterError(f"torch.einsum: a sublist must list dims as ints in [0, 52) "
+                                 f"or ..., got {sub!r}")
+        return "".join("..." if s is Ellipsis else string.ascii_letters[s] for s in sub)
+    operands, terms = [], []
+    items = list(args)
+    while len(items) >= 2:
+        operands.append(items.pop(0))
+        terms.append(letters(items.pop(0)))
+    equation = ",".join(terms) + ("->" + letters(items[0]) if items else "")
+    return equation, tuple(operands)
