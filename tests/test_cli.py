@@ -213,7 +213,7 @@ def test_latex(cli, mode):
     assert out == loss_grad_fn().latex() + "\n"
     assert out.startswith("\\begin{aligned}")
     for name in "Wxb":
-        assert f"\\frac{{\\partial loss}}{{\\partial {name}}}" in out
+        assert f"\\frac{{\\partial \\mathit{{loss}}}}{{\\partial {name}}}" in out
     assert "\\tanh" in out
 
 

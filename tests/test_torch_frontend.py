@@ -1342,3 +1342,21 @@ def test_einsum_sublist_form_as_torch():
     got = sg.grad_fn(f, shapes={"x": (3, 4), "y": (4, 5)}).compile("torch")(x.detach(), y.detach())
     for g, w in zip(got, want):
         torch.testing.assert_close(g, w)
+
+
+@pytest.mark.parametrize("call", [
+    "x.sum(dtype=torch.float64)", "x.sum(1, dtype=torch.float64).sum()",
+    "x.mean(dim=1, dtype=torch.float64).sum()", "x.prod(dtype=torch.float64)",
+    "x.softmax(dim=-1, dtype=torch.float64).pow(2).sum()",
+    "x.softmax(1, torch.float64).pow(2).sum()",
+    "x.log_softmax(-1, dtype=torch.float64).sum()", "(x.unsqueeze(dim=1) ** 2).sum()",
+    "(x.transpose(dim0=0, dim1=2).cumsum(0) ** 2).sum()"])
+def test_tensor_methods_take_torchs_keywords(call):
+    """Methods spelled alike in NumPy and torch take torch's keywords and positions too
+    (they raised Python's TypeError)."""
+    def f(x):
+        return eval(call, {"x": x, "torch": torch})   # noqa: S307 - the test's own code
+    x = (torch.rand(2, 3, 4, dtype=torch.float64) + 0.5).requires_grad_()
+    (want,) = torch.autograd.grad(f(x), x)
+    (got,) = sg.grad_fn(f, shapes={"x": (2, 3, 4)}).compile("torch")(x.detach())
+    torch.testing.assert_close(got, want)

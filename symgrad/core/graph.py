@@ -11,6 +11,8 @@ Operators and methods record ops through the registry's public functions
 (``opdef.FUNCTIONS``); what core cannot do itself (printing, ``grad_fn``, torch's methods
 and functions) goes through ``extensions``.
 """
+import functools
+import inspect
 import sys
 from typing import Any, Sequence, Union
 
@@ -427,6 +429,35 @@ class Tensor:
 
     def dot(self, other: TensorLike) -> "Tensor":
         return _call("dot", self, other)
+
+
+def _or_torchs(name, method):
+    """``method``, or ``torch.Tensor.<name>``'s semantics when torch's keywords or
+    positions do not fit NumPy's signature (``x.sum(dtype=...)``, ``x.unsqueeze(dim=1)``,
+    ``x.softmax(1, torch.float64)``): the call binds to one of the two."""
+    signature = inspect.signature(method)
+
+    @functools.wraps(method)
+    def either(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except TypeError:
+            try:
+                signature.bind(self, *args, **kwargs)
+            except TypeError:
+                torch = sys.modules.get("torch")
+                if torch is not None and hasattr(torch, name):   # torch.sum(x, dtype=...)
+                    return getattr(torch, name)(self, *args, **kwargs)
+                return self._torch_method(name, args, kwargs)
+            raise
+    return either
+
+
+for _name in ("sum", "mean", "prod", "amax", "amin", "softmax", "log_softmax", "unsqueeze",
+              "transpose", "reshape", "expand", "permute", "cumsum", "cumprod", "flatten",
+              "repeat", "clip", "clamp", "std", "var", "view", "norm"):
+    if _name in vars(Tensor):
+        setattr(Tensor, _name, _or_torchs(_name, vars(Tensor)[_name]))
 
 
 def topo_order(outputs):
