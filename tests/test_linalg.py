@@ -181,3 +181,15 @@ def test_jacobians_of_batches(f, ref, args, mode):
     want = torch.autograd.functional.jacobian(ref, tuple(torch.tensor(a) for a in args))
     for j, r in zip(got, want):
         np.testing.assert_allclose(np.asarray(j, dtype=float), r.numpy(), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape, factor", [((3, 4), 0), ((4, 3), 2)])
+def test_hessian_through_the_square_full_svd_factor(shape, factor):
+    """torch.linalg.svd's default full_matrices=True: U of a wide matrix and Vh of a tall
+    one are square, the reduced factors themselves; their forward derivative exists."""
+    def f(A):
+        return torch.sin(torch.linalg.svd(A)[factor] ** 2).sum()
+    A = np.random.default_rng(0).standard_normal(shape)
+    want = torch.func.hessian(f)(torch.tensor(A))
+    got = sg.hessian(f, A)
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-9, atol=1e-10)

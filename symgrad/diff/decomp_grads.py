@@ -144,17 +144,21 @@ def svd_vh_grad(grad, x, full):
     return matmul(u, matmul(inner, vh))
 
 
-def _full_jvp(x, full):
+def _full_jvp(x, full, extra):
+    """Refuse the forward derivative of a full factor with columns (rows) beyond the
+    reduced one's: U of a tall matrix (``extra`` 1: m > n), Vh of a wide one (-1). The
+    other full factor is the reduced one (U of a wide matrix is square)."""
     m, n = x.shape[-2:]
-    if full and _compare("svd", m, n) != 0:
-        raise NotDifferentiableError("svd: the forward-mode derivative of the full U or Vh "
-                                     "of a non-square matrix is not defined (the extra "
-                                     "columns are arbitrary); use full_matrices=False")
+    if full and _compare("svd", m, n) == extra:
+        factor = "U of a tall" if extra > 0 else "Vh of a wide"
+        raise NotDifferentiableError(f"svd: the forward-mode derivative of the full "
+                                     f"{factor} matrix is not defined (its extra columns "
+                                     "are arbitrary); use full_matrices=False")
 
 
 def svd_u_jvp(x, x_t, full):
     """dU = U (F ∘ (dP S + S dPᵀ)) [+ (I - UUᵀ) dA V S⁻¹ when m > n], dP = Uᵀ dA V."""
-    _full_jvp(x, full)
+    _full_jvp(x, full, 1)
     u, s, vh = _svd_parts(x)
     dp = matmul(mT(u), matmul(x_t, mT(vh)))
     sym = dp * sh.unsqueeze(s, -2) + sh.unsqueeze(s, -1) * mT(dp)
@@ -166,7 +170,7 @@ def svd_u_jvp(x, x_t, full):
 
 
 def svd_vh_jvp(x, x_t, full):
-    _full_jvp(x, full)
+    _full_jvp(x, full, -1)
     u, s, vh = _svd_parts(x)
     dp = matmul(mT(u), matmul(x_t, mT(vh)))
     sym = sh.unsqueeze(s, -1) * dp + mT(dp) * sh.unsqueeze(s, -2)
