@@ -306,19 +306,26 @@ def _check_no_outside_symbols(out, inputs, name):
     """A symbol ``f`` captured instead of taking it as a parameter would be read, in
     compiled code, from whatever has its name (an input, a dim): refused."""
     own = {id(x) for x in inputs}
-    seen, stack = set(), [out]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
+    for node in _walk([out]):
         if node.op == "symbol" and id(node) not in own:
             params = ", ".join(str(x.name) for x in inputs)
             raise OperandError(
                 f"{name}({params}) uses the symbol {node.name} of shape "
                 f"{fmt_shape(node.shape)}, which is not one of its parameters; make it a "
                 "parameter (or pass its value as a constant)")
-        stack.extend(node.inputs)
+
+
+def _walk(outputs, passes=lambda node: True):
+    """Each node reached from ``outputs`` once (iteratively: graphs are deep), through
+    the nodes ``passes`` accepts."""
+    seen, stack = set(), [o for o in outputs if passes(o)]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        yield node
+        stack.extend(i for i in node.inputs if passes(i))
 
 
 def _as_list(x):
@@ -411,13 +418,4 @@ def grad(outputs: TensorLike | Sequence[TensorLike], inputs: Tensor | Sequence[T
 def _reaches(outputs, x):
     """Whether ``x`` is reached from ``outputs`` along differentiable edges (a detached
     value, one built under ``sg.no_grad``, does not pass its inputs on)."""
-    seen, stack = set(), [o for o in outputs if o.op != "detach"]
-    while stack:
-        node = stack.pop()
-        if node is x:
-            return True
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        stack.extend(i for i in node.inputs if i.op != "detach")
-    return False
+    return any(node is x for node in _walk(outputs, lambda node: node.op != "detach"))
