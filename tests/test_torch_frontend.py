@@ -1360,3 +1360,15 @@ def test_tensor_methods_take_torchs_keywords(call):
     (want,) = torch.autograd.grad(f(x), x)
     (got,) = sg.grad_fn(f, shapes={"x": (2, 3, 4)}).compile("torch")(x.detach())
     torch.testing.assert_close(got, want)
+
+
+def test_the_modulo_operator_is_torchs_remainder():
+    def f(x, y):
+        return (x % y).sum() + (x % 2.0).sum() + (x.detach() % y).sum()
+    x = torch.tensor([3.5, -2.5, 4.0], dtype=torch.float64, requires_grad=True)
+    y = torch.tensor([2.0, 2.0, -3.0], dtype=torch.float64, requires_grad=True)
+    want = torch.autograd.grad(f(x, y), (x, y))
+    got = sg.grad_fn(f, shapes={"x": (3,), "y": (3,)}).compile("numpy")(
+        x.detach().numpy(), y.detach().numpy())
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w.numpy())

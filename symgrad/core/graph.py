@@ -259,6 +259,8 @@ class Tensor:
     def __rtruediv__(self, other: TensorLike) -> "Tensor": return _call("div", other, self)
     def __pow__(self, other: TensorLike) -> "Tensor": return _call("pow", self, other)
     def __rpow__(self, other: TensorLike) -> "Tensor": return _call("pow", other, self)
+    def __mod__(self, other: TensorLike) -> "Tensor": return _call("remainder", self, other)
+    def __rmod__(self, other: TensorLike) -> "Tensor": return _call("remainder", other, self)
     def __matmul__(self, other: TensorLike) -> "Tensor": return _call("matmul", self, other)
     def __rmatmul__(self, other: TensorLike) -> "Tensor": return _call("matmul", other, self)
     def __iadd__(self, other: TensorLike) -> "Tensor": return self._in_place("+=", "add", other)
