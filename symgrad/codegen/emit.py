@@ -9,206 +9,19 @@ of backends and of ops never appear here: both are read from their registries.
 """
 import re
 
-import sympy
 from sympy.printing.codeprinter import PrintMethodNotImplementedError
 
 from ..core.build import gc_paused
 from ..core.opdef import OPS
 from ..core.program import Program
-from ..core.shapes import dim_symbols, fmt_shape, shapes_equal
-from ..errors import RegistryError, ShapeError
+from ..core.shapes import shapes_equal
+from ..errors import RegistryError
+from .arguments import (  # noqa: F401 - the native backends' emitters read them here
+    Argument, Code, _arguments_code, _check_dims_bound, _dim_checks, bindable_dims, say,
+    solvable)
 from .backends import backend as backend_named, internal
-from .names import code_name, dim_code, is_plain
+from .names import code_name, is_plain
 from .reassociate import for_code
-
-
-class Argument:
-    """An argument of the generated function: the user's input, the name the code gives
-    it (``code``, see ``names``) and its name as messages quote it (``label``, a Python
-    string literal of the user's spelling)."""
-
-    __slots__ = ("node", "code", "label", "shape")
-
-    def __init__(self, node):
-        self.node = node
-        self.code = code_name(node.name)
-        self.label = repr(node.name)
-        self.shape = node.shape
-
-
-def say(*parts):
-    """A message built at run time: literal text (given as str, quoted safely) and code
-    expressions (given as ``Code``) joined with ``+``."""
-    return " + ".join(p.text if isinstance(p, Code) else repr(p) for p in parts)
-
-
-class Code:
-    """A code expression inside a message (``say``)."""
-
-    __slots__ = ("text",)
-
-    def __init__(self, text):
-        self.text = f"str({text})"
-
-
-def _shape_checks(args, backend):
-    """Per argument, the lines that check its rank and shape and bind the symbolic dims
-    it is the first to hold (under their code names)."""
-    checks, bound = [], {}
-    for a in args:
-        lines = []
-        checks.append(lines)
-        if a.node.kind == "float" and not backend.checks_shape(a):
-            continue
-        want = f"argument {a.node.name} must have shape {fmt_shape(a.shape)}, got "
-        got_shape = Code(f"tuple({a.code}.shape)")
-        if all(isinstance(d, int) or getattr(d, "is_Integer", False) for d in a.shape):
-            lines.append(f"if {a.code}.shape != {tuple(int(d) for d in a.shape)!r}:")
-            lines.append(f"    raise ArgumentError({say(want + 'shape ', got_shape)})")
-            continue
-        lines.append(f"if {backend.ndim(a.code)} != {len(a.shape)}:")
-        lines.append(f"    raise ArgumentError({say(want + 'shape ', got_shape)})")
-        for axis, d in enumerate(a.shape):
-            got = f"{a.code}.shape[{axis}]"
-            if isinstance(d, sympy.Symbol) and d not in bound:
-                bound[d] = (f"{a.node.name}.shape[{axis}]", code_name(d.name))
-                lines.append(f"{code_name(d.name)} = {got}")
-                continue
-            solved = solvable(d, bound)
-            if solved is not None:
-                s, scale, offset = solved
-                bound[s] = (f"{a.node.name}.shape[{axis}]", code_name(s.name))
-                lines.append(f"{code_name(s.name)} = ({got} - ({dim_code(offset)})) // "
-                             f"{scale}")
-            lines.append(f"if {got} != {dim_code(d)}:")
-            if isinstance(d, sympy.Symbol):
-                where, code = bound[d]
-                message = say(want, got_shape, f", but {d} = ", Code(code), f" from {where}")
-                lines.append(f"    raise ArgumentError({message})")
-            else:
-                lines.append(f"    raise ArgumentError({say(want, got_shape)})")
-    return checks
-
-
-def solvable(d, bound):
-    """(symbol, scale, offset) when ``d`` is ``scale*symbol + offset`` with a positive
-    integer ``scale``, ``symbol`` not yet ``bound`` and ``offset`` of bound dims only: an
-    argument's size along ``d`` then gives the symbol (``"4*H"`` gives H = size // 4; the
-    check that follows refuses a size that is not of that form)."""
-    if isinstance(d, int) or isinstance(d, sympy.Symbol):
-        return None
-    free = [s for s in d.free_symbols if s not in bound]
-    if len(free) != 1:
-        return None
-    s = free[0]
-    scale = d.coeff(s)
-    offset = sympy.expand(d - scale * s)
-    if not (scale.is_Integer and scale > 0) or offset.has(s):
-        return None
-    return s, int(scale), offset
-
-
-def bindable_dims(shapes):
-    """The dims compiled code learns from arguments of ``shapes``: bare dims, and dims
-    solvable from an expression such as ``4*H`` (``solvable``)."""
-    bound = {}
-    for shape in shapes:
-        for d in shape:
-            if isinstance(d, sympy.Symbol):
-                bound.setdefault(d, True)
-    changed = True
-    while changed:
-        changed = False
-        for shape in shapes:
-            for d in shape:
-                solved = solvable(d, bound)
-                if solved is not None:
-                    bound[solved[0]] = True
-                    changed = True
-    return set(bound)
-
-
-def _arguments_code(args, backend, arrays, preamble):
-    """Lines that convert and check the arguments: one after the other, or every
-    conversion first when the backend's prologue reads the converted arguments. Integer
-    and boolean arguments (``index_argument_lines``) are checked for their dtype and shape
-    and take no part in choosing the result's dtype."""
-    floats = [a for a in args if a.node.kind == "float"]
-    conversions = [backend.argument_lines(a) if a.node.kind == "float"
-                   else backend.index_argument_lines(a) for a in args]
-    if len(floats) < len(args):
-        preamble.update(backend.index_helpers)
-    checks = _shape_checks(args, backend)
-    prologue = backend.prologue([a.code for a in floats], arrays, floats)
-    entry = backend.entry_lines(floats)
-    ready = None
-    if args and len(floats) == len(args) and all(a.shape for a in args):
-        ready = backend.ready_lines(floats)
-    if ready is not None:
-        cond, lines = ready
-        slow = [line for c in conversions for line in c] + prologue
-        return (entry + [f"if {cond}:"] + ["    " + line for line in lines] + ["else:"]
-                + ["    " + line for line in slow] + [line for c in checks for line in c])
-    if backend.converts_first:
-        return entry + [line for c in conversions for line in c] + prologue + [
-            line for c in checks for line in c]
-    return entry + [line for c, k in zip(conversions, checks) for line in c + k] + prologue
-
-
-def _check_dims_bound(prog, inputs):
-    """Compiled code learns each symbolic dim from an argument's shape: a dim that only
-    appears inside the function (``broadcast_to(x, ("k", 3))``) has no value at run time."""
-    bound = bindable_dims([x.shape for x in inputs])
-    for _, node, _ in prog.statements:
-        if not node.shape and not node.is_const:
-            continue
-        dims = set(dim_symbols(node.shape))
-        if node.is_const:
-            dims |= {s for s in node.attrs["value"].free_symbols if s.is_integer}
-        free = dims - bound
-        if free:
-            names = ", ".join(sorted(map(str, free)))
-            raise ShapeError(
-                f"the dim {names} is used by {node.op} (shape {fmt_shape(node.shape)}) but no "
-                f"argument's shape contains it, so compiled code cannot know its size; give "
-                f"{names} to an argument's shape (shapes={{...: (..., {names!r}, ...)}}) or "
-                "use a concrete size")
-
-
-def _dim_checks(prog, inputs):
-    """Lines refusing arguments for which a dim expression of the program is negative
-    (``x[1:]`` has n - 1 elements: none for n = 0 in torch, an error here), or for which
-    an op's assumption about symbolic dims fails (``OpDef.requires``: x[3] of an (n,)
-    array at n = 2, which compiled kernels would read out of bounds)."""
-    seen, lines = set(), []
-
-    def check(d, said):
-        if isinstance(d, int) or isinstance(d, sympy.Symbol) or d in seen \
-                or _nonnegative_at_zero_sizes(d):
-            return
-        seen.add(d)
-        dims = sorted(d.free_symbols, key=str)
-        values = [part for s in dims for part in (f"{s} = ", Code(code_name(s.name)), ", ")]
-        message = say(f"{said}; at these arguments ", *values[:-1],
-                      "; give arguments with larger dims")
-        lines.extend([f"if {dim_code(d)} < 0:", f"    raise ArgumentError({message})"])
-
-    for _, node, _ in prog.statements:
-        for d in node.shape:
-            check(d, f"{node.op} makes an array of shape {fmt_shape(node.shape)}, whose dim "
-                     f"{d} must not be negative")
-        requires = OPS[node.op].requires
-        if requires is not None:
-            for d, what in requires(node.attrs, [i.shape for i in node.inputs]):
-                check(sympy.sympify(d), what)
-    return lines
-
-
-def _nonnegative_at_zero_sizes(d):
-    """Whether ``d`` is >= 0 for all dims >= 0 (dim symbols say >= 1; arguments may be
-    empty)."""
-    sizes = {s: sympy.Dummy(integer=True, nonnegative=True) for s in d.free_symbols}
-    return bool(d.xreplace(sizes).is_nonnegative)
 
 
 def _translated_errors(body, func_name):
@@ -355,7 +168,17 @@ MAX_INLINE_DEPTH = 8
 
 def _body_lines(prog, outputs, zero_shapes, with_value, backend, preamble, args=(),
                 used=None):
-    """The statements of ``prog``. A value used once is written into the expression
+    """The statements of ``prog`` (``statement_lines``) and the return line."""
+    results = [o for o in list(outputs) + [with_value] if o is not None]
+    body, name_of = statement_lines(prog, results, backend, preamble, used)
+    body.append(_return_line(outputs, zero_shapes, with_value, name_of, backend, args,
+                             _ids_memo(prog.inputs)))
+    return body
+
+
+def statement_lines(prog, results, backend, preamble, used=None):
+    """The statements of ``prog`` computing ``results`` (kept under their names), and
+    the name of each node afterwards. A value used once is written into the expression
     that uses it, (sin(x))*x instead of a named temporary, up to a nesting depth: fewer
     lines for Python to compile and run, and NumPy temporaries die as soon as they are
     consumed, as in hand-written code. Gradient slices (``OpDef.scatter``) are written
@@ -364,7 +187,6 @@ def _body_lines(prog, outputs, zero_shapes, with_value, backend, preamble, args=
     operand names that select it."""
     cache = backend.templates
     printer = cache.printer
-    results = [o for o in list(outputs) + [with_value] if o is not None]
     fused = scatter_accumulations(prog, results) if backend.scatter_in_place else {}
     skipped = {id(s) for _, s in fused.values()}
     uses = {id(o): 2 for o in results}
@@ -444,10 +266,7 @@ def _body_lines(prog, outputs, zero_shapes, with_value, backend, preamble, args=
         return alias.get(name, name)
 
     keep = {name_of(o) for o in results}
-    body = _release_temporaries(lines, prog, keep)
-    body.append(_return_line(outputs, zero_shapes, with_value, name_of, backend, args,
-                             _ids_memo(prog.inputs)))
-    return body
+    return _release_temporaries(lines, prog, keep), name_of
 
 
 def _return_line(outputs, zero_shapes, with_value, name_of, backend, args, ids=None):
@@ -466,28 +285,48 @@ def results_code(outputs, zero_shapes, with_value, name_of, backend, printer, id
     return result
 
 
-def _scalar_body(prog, inputs, outputs, zero_shapes, with_value, backend, preamble, args):
+class StraightLine:
+    """The statements of one ``Program`` as a function's body: what ``function_source``
+    asks of a body (``codegen.rolled`` makes another kind, with loops)."""
+
+    translatable = True   # its own backend's lines can be translated from the scalar's
+
+    def __init__(self, prog, outputs, zero_shapes, with_value):
+        self.prog, self.outputs, self.zero_shapes = prog, outputs, zero_shapes
+        self.with_value = with_value
+        self.statements = prog.statements
+
+    def lines(self, backend, preamble, args=(), used=None):
+        """The body's lines for ``backend``, the last one returning the results."""
+        return _body_lines(self.prog, self.outputs, self.zero_shapes, self.with_value,
+                           backend, preamble, args, used)
+
+    def return_line(self, backend, args):
+        return _return_line(self.outputs, self.zero_shapes, self.with_value,
+                            self.prog.name_of, backend, args)
+
+
+def _scalar_body(body, inputs, backend, preamble, args):
     """The statements as plain float code, for a backend with a ``scalar_backend`` and a
     program of scalars in which every op has a spelling for it, and the backend's own
     statements translated from them when that is exact (``_translated_body``; else None):
     (scalar lines, own lines) or None."""
     scalar = getattr(backend, "scalar_backend", None)
     if scalar is None or any(x.shape for x in inputs) or any(
-            node.shape for _, node, _ in prog.statements):
+            node.shape for _, node, _ in body.statements):
         return None
     helpers, used = {}, {}
     scalar = internal(scalar)
     try:
-        lines = _body_lines(prog, outputs, zero_shapes, with_value, scalar, helpers,
-                            used=used)
+        lines = body.lines(scalar, helpers, used=used)
     except (RegistryError, PrintMethodNotImplementedError):
         return None
     preamble.update(helpers)
     returned = lines[-1][len("return "):]
-    own = _translated_body(lines[:-1], used, scalar, backend, preamble)
+    own = _translated_body(lines[:-1], used, scalar, backend, preamble) \
+        if body.translatable else None
     if own is not None:
-        own.append(_return_line(outputs, zero_shapes, with_value, prog.name_of, backend,
-                                args))
+        own.append(body.return_line(backend, args))
     return lines[:-1] + [f"return {backend.result(returned, args)}"], own
 
 
@@ -519,23 +358,11 @@ def build_source(outputs, inputs, backend, func_name="gradient", with_value=None
                  zero_shapes=None, standalone=True, lazy_fallback=False):
     """Python source of a function of ``inputs`` returning the tuple ``outputs`` (None
     entries become zeros of ``zero_shapes``), or ``(value, outputs)`` with ``with_value``.
-    Returns (source, {name: constant array the source refers to}).
-
-    A backend with a ``scalar_backend`` (NumPy) runs a program of scalars as plain
-    ``math`` code and falls back to its own where math raises (log(-1), overflow), since
-    NumPy and torch give nan and inf there. With ``lazy_fallback`` the fallback is kept as
-    text and compiled on first need: Python's compiler is the slowest step for very long
-    programs."""
+    Returns (source, {name: constant array the source refers to}); see
+    ``function_source``."""
     if isinstance(backend, str):
         backend = backend_named(backend)
-    if zero_shapes is None:
-        if any(o is None for o in outputs):
-            raise ValueError("build_source: give zero_shapes when an output is None")
-        zero_shapes = [o.shape for o in outputs]
-    zero_shapes = list(zero_shapes)
-    if len(zero_shapes) != len(outputs):
-        raise ValueError(f"build_source: {len(outputs)} outputs but {len(zero_shapes)} "
-                         "zero_shapes")
+    zero_shapes = checked_zero_shapes(outputs, zero_shapes)
     outputs, with_value = for_code(outputs, with_value, inputs)
     targets = [o for o in outputs if o is not None]
     if with_value is not None:
@@ -546,33 +373,62 @@ def build_source(outputs, inputs, backend, func_name="gradient", with_value=None
     prog = Program(targets, inputs, prefix="_t", array_name=lambda node, k: f"_c{k}{local}",
                    input_name=lambda x: code_name(x.name))
     arrays = {name[:len(name) - len(local)]: value for name, value in prog.arrays.items()}
-    _check_dims_bound(prog, inputs)
+    body = StraightLine(prog, outputs, zero_shapes, with_value)
+    return function_source(body, inputs, backend, func_name, arrays, standalone,
+                           lazy_fallback), arrays
+
+
+def checked_zero_shapes(outputs, zero_shapes):
+    if zero_shapes is None:
+        if any(o is None for o in outputs):
+            raise ValueError("build_source: give zero_shapes when an output is None")
+        zero_shapes = [o.shape for o in outputs]
+    zero_shapes = list(zero_shapes)
+    if len(zero_shapes) != len(outputs):
+        raise ValueError(f"build_source: {len(outputs)} outputs but {len(zero_shapes)} "
+                         "zero_shapes")
+    return zero_shapes
+
+
+def function_source(body, inputs, backend, func_name, arrays, standalone=True,
+                    lazy_fallback=False):
+    """The source of a function of ``inputs`` computing ``body`` (a ``StraightLine`` or
+    another body with its ``statements``, ``lines`` and ``return_line``): the checks of
+    its arguments, then the body.
+
+    A backend with a ``scalar_backend`` (NumPy) runs a program of scalars as plain
+    ``math`` code and falls back to its own where math raises (log(-1), overflow), since
+    NumPy and torch give nan and inf there. With ``lazy_fallback`` the fallback is kept as
+    text and compiled on first need: Python's compiler is the slowest step for very long
+    programs."""
+    local = "_" if backend.arrays_on_entry else ""
+    _check_dims_bound(body, inputs)
     args = [Argument(x) for x in inputs]
     if not is_plain(func_name):
         func_name = "gradient"
     unpack = ", ".join(a.code for a in args) + ("," if len(args) == 1 else "") + " = args"
     names = ", ".join(x.name for x in inputs)
     count = say(f"{func_name}() takes {len(inputs)} arguments ({names}), got ", Code("len(args)"))
-    body = [f"if len(args) != {len(inputs)}:", f"    raise ArgumentError({count})"]
+    lines = [f"if len(args) != {len(inputs)}:", f"    raise ArgumentError({count})"]
     if args:
-        body.append(unpack)
+        lines.append(unpack)
     preamble = {}   # helper definitions the statements use
-    body += _arguments_code(args, backend, {name: name + local for name in arrays}, preamble)
-    body += _dim_checks(prog, inputs)
-    computing = len(body)
+    lines += _arguments_code(args, backend, {name: name + local for name in arrays}, preamble)
+    lines += _dim_checks(body, inputs)
+    computing = len(lines)
     floats = [a for a in args if a.node.kind == "float"]
     bodies = None if len(floats) < len(args) else _scalar_body(
-        prog, inputs, outputs, zero_shapes, with_value, backend, preamble, args)
+        body, inputs, backend, preamble, args)
     scalar_body, translated = bodies if bodies else (None, None)
     fallback = []
     if scalar_body:
-        body.append("try:")
-        body += ["    " + line for line in scalar_body]
-        body.append("except (ArithmeticError, ValueError):")
-        body.append("    return _fallback(_dt, *args)" if lazy_fallback else "    pass")
+        lines.append("try:")
+        lines += ["    " + line for line in scalar_body]
+        lines.append("except (ArithmeticError, ValueError):")
+        lines.append("    return _fallback(_dt, *args)" if lazy_fallback else "    pass")
     own_body = backend.body_prefix(floats)
-    own_body += translated if translated is not None else _body_lines(
-        prog, outputs, zero_shapes, with_value, backend, preamble, floats)
+    own_body += translated if translated is not None else body.lines(backend, preamble,
+                                                                     floats)
     if scalar_body and lazy_fallback:
         fallback_src = "\n".join(["def _fallback_impl(_dt, *args):", "    " + unpack]
                                  + ["    " + b for b in own_body]) + "\n"
@@ -583,18 +439,18 @@ def build_source(outputs, inputs, backend, func_name="gradient", with_value=None
                     "    _fallback = _fallback_impl",
                     "    return _fallback_impl(_dt, *args)", ""]
     else:
-        body += own_body
-    body = body[:computing] + _translated_errors(body[computing:], func_name)
+        lines += own_body
+    lines = lines[:computing] + _translated_errors(lines[computing:], func_name)
 
-    lines = []
+    out = []
     if standalone:
-        lines += [f"import {m}" for m in backend.modules]
-        lines += ["", "ArgumentError = ValueError", "EvaluationError = ValueError"]
-        lines += backend.standalone_lines()
+        out += [f"import {m}" for m in backend.modules]
+        out += ["", "ArgumentError = ValueError", "EvaluationError = ValueError"]
+        out += backend.standalone_lines()
         for name, value in arrays.items():
-            lines.append(f"{name} = {backend.array_literal(value)}")
-    lines += [backend.argument_helper] + list(preamble.values())
-    lines += fallback
-    lines += ["", f"def {func_name}(*args):"] + ["    " + b for b in body]
-    lines += backend.wrap_lines(func_name, args)
-    return "\n".join(lines) + "\n", arrays
+            out.append(f"{name} = {backend.array_literal(value)}")
+    out += [backend.argument_helper] + list(preamble.values())
+    out += fallback
+    out += ["", f"def {func_name}(*args):"] + ["    " + b for b in lines]
+    out += backend.wrap_lines(func_name, args)
+    return "\n".join(out) + "\n"
