@@ -229,12 +229,15 @@ def symbol(name: str, shape: ShapeLike = (), dtype: str | None = None,
     return leaf("symbol", params, shape, kind)
 
 
-def internal_symbol(name: str, shape: ShapeLike = ()) -> Tensor:
-    """A float symbol symgrad makes for itself (a custom Function's placeholders): never
-    the node of a user's symbol of the same name, which symbols of equal name and shape
-    otherwise are."""
+def internal_symbol(name: str, shape: ShapeLike = (), kind: str = "float") -> Tensor:
+    """A symbol symgrad makes for itself (a custom Function's placeholders, a rolled
+    loop's carries): never the node of a user's symbol of the same name, which symbols of
+    equal name and shape otherwise are. ``kind``: "float", "int" or "bool"."""
     shape = tuple(as_shape(shape))
-    return leaf("symbol", (("name", name), ("shape", shape), ("internal", True)), shape)
+    params: tuple[tuple[str, Any], ...] = (("name", name), ("shape", shape), ("internal", True))
+    if kind != "float":
+        params += (("dtype", KIND_DTYPES[kind]),)
+    return leaf("symbol", params, shape, kind)
 
 
 def is_symmetric_leaf(t):

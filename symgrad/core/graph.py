@@ -462,8 +462,9 @@ for _name in ("sum", "mean", "prod", "amax", "amin", "softmax", "log_softmax", "
         setattr(Tensor, _name, _or_torchs(_name, vars(Tensor)[_name]))
 
 
-def topo_order(outputs):
-    """Nodes reachable from ``outputs``, each after its inputs (iterative DFS)."""
+def topo_order(outputs, stop=None):
+    """Nodes reachable from ``outputs``, each after its inputs (iterative DFS); the nodes
+    whose ids are in ``stop`` are listed but not walked into."""
     order, seen = [], set()
     for out in outputs:
         if out is None or id(out) in seen:
@@ -478,6 +479,8 @@ def topo_order(outputs):
                 continue
             seen.add(id(node))
             stack.append((node, True))
+            if stop is not None and id(node) in stop:
+                continue
             for inp in reversed(node.inputs):
                 if id(inp) not in seen:
                     stack.append((inp, False))

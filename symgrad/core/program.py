@@ -170,18 +170,21 @@ class Program:
     each gets (``array_name(node, k)``, by default ``<prefix>c<k>``) to its value; inputs
     are named ``input_name(node)`` (by default their own names)."""
 
-    def __init__(self, outputs, inputs, prefix="v", array_name=None, input_name=None):
+    def __init__(self, outputs, inputs, prefix="v", array_name=None, input_name=None,
+                 known=None):
         self.outputs = outputs
         self.inputs = inputs
         input_name = input_name or (lambda x: x.name)
         names = {id(x): input_name(x) for x in inputs}
+        if known:   # {id(node): name} computed before this program: read, not computed
+            names.update(known)
         taken = set(names.values())
         self.statements = []
         self.arrays = {}
         counter = 0
         statements = self.statements
         clash = any(n.startswith(prefix) for n in taken)
-        for node in topo_order(outputs):
+        for node in topo_order(outputs, known):
             nid = id(node)
             if nid in names:
                 continue
