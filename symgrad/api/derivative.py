@@ -8,6 +8,7 @@ import numpy
 import sympy
 
 from ..codegen import compile_function, source
+from ..codegen.rolled import compile_rolled, rolled_source
 from ..core.build import is_symmetric_leaf
 from ..core.constructors import zeros
 from ..core.graph import Tensor
@@ -192,19 +193,39 @@ class DerivativeFn:
         key = (backend, bool(with_value))
         fn = self._compiled.get(key)
         if fn is None:
-            blocks = self._blocks()
-            fn = compile_function(
-                [b.node for b in blocks], self.inputs, backend, self._func_name(),
-                with_value=self._with_value(with_value), zero_shapes=[b.shape for b in blocks])
+            plan = self._rolled(backend)
+            if plan is not None:
+                fn = compile_rolled(plan, backend, self._func_name(),
+                                    plan.value if with_value else None, self._zero_shapes())
+            else:
+                blocks = self._blocks()
+                fn = compile_function(
+                    [b.node for b in blocks], self.inputs, backend, self._func_name(),
+                    with_value=self._with_value(with_value),
+                    zero_shapes=[b.shape for b in blocks])
             self._compiled[key] = fn
         return fn
 
     def source(self, backend: str = "numpy", with_value: bool = False) -> str:
         """Standalone Python source of the compiled function (imports numpy/torch only)."""
+        plan = self._rolled(backend)
+        if plan is not None:
+            self._with_value(with_value)
+            src, _ = rolled_source(plan, backend, self._func_name(),
+                                   plan.value if with_value else None, self._zero_shapes())
+            return src
         blocks = self._blocks()
         return source([b.node for b in blocks], self.inputs, backend, self._func_name(),
                       with_value=self._with_value(with_value),
                       zero_shapes=[b.shape for b in blocks])
+
+    def _rolled(self, backend):
+        """The rolled gradient (``core.loops.RolledGradient``) that ``backend`` compiles
+        instead of the straight-line program, or None."""
+        return None
+
+    def _zero_shapes(self):
+        return [b.shape for b in self._blocks()]
 
     def _known_dims(self, given, what):
         """``given`` names only dims of the inputs (a misspelt one is an error)."""

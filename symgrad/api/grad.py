@@ -19,7 +19,11 @@ from ..core.grad_mode import enable_grad
 from ..core.graph import Tensor
 from ..core.types import Shapes, TensorLike, Wrt
 from ..core.shapes import KIND_DTYPES, DimValueError, TensorSpec, as_shape, dim_symbols, fmt_shape, shapes_equal
+from ..codegen import backend as backend_named
+from ..core.graph import topo_order
+from ..core.loops import find_loop
 from ..diff.reverse import backward
+from ..diff.rolled import rolled_gradient
 from ..errors import NonScalarOutputError, OperandError, ShapeError, SymgradError
 from ..torchfront.factories import symbolic_sizes
 from ..torchfront.module import as_function
@@ -237,13 +241,31 @@ class GradFn(DerivativeFn):
     """
 
     def __init__(self, name: str, inputs: list[Tensor], wrt: list[Tensor], value: Tensor,
-                 grads: Sequence[Tensor | None]) -> None:
+                 grads: Sequence[Tensor | None] | None, rolled: Any = None) -> None:
         self.name = name
         self.inputs = inputs
         self.wrt = wrt
         self.output = value
-        self.grads = grads
+        self._grads = grads
+        self._rolled_plan = rolled
         self._compiled = {}
+
+    @property
+    def grads(self) -> Sequence[Tensor | None]:
+        """The gradient per ``wrt`` input as graph nodes (None for a known zero). For a
+        function whose trace repeats a body many times (``core.loops``), compiled code
+        derives from one copy of the body, and this whole graph is swept only when a view
+        asks for it."""
+        if self._grads is None:
+            self._grads = backward([self.output], [const(1)], self.wrt)
+        return self._grads
+
+    def _rolled(self, backend):
+        plan = self._rolled_plan
+        return plan if plan is not None and backend_named(backend).rolls_loops else None
+
+    def _zero_shapes(self):
+        return [x.shape for x in self.wrt]
 
     def _label(self, x):
         return f"d{self.name}/d{x.name}"
@@ -296,17 +318,21 @@ def grad_fn(f: Callable[..., Any], wrt: Wrt = None, shapes: Shapes | None = None
     inputs = make_inputs(f, shapes)
     out = trace(f, inputs)
     _check_scalar(out, f"{name}()")
-    _check_no_outside_symbols(out, inputs, name)
+    order = topo_order([out])
+    _check_no_outside_symbols(order, inputs, name)
     sources = resolve_wrt(wrt, inputs, name)
-    grads = backward([out], [const(1)], sources)
-    return GradFn(name, inputs, sources, out, grads)
+    loop = find_loop(order)
+    plan = rolled_gradient(loop, out, inputs, sources) if loop is not None else None
+    grads = backward([out], [const(1)], sources) if plan is None else None
+    return GradFn(name, inputs, sources, out, grads, plan)
 
 
-def _check_no_outside_symbols(out, inputs, name):
+def _check_no_outside_symbols(order, inputs, name):
     """A symbol ``f`` captured instead of taking it as a parameter would be read, in
-    compiled code, from whatever has its name (an input, a dim): refused."""
+    compiled code, from whatever has its name (an input, a dim): refused. ``order``: the
+    nodes of the traced function."""
     own = {id(x) for x in inputs}
-    for node in _walk([out]):
+    for node in order:
         if node.op == "symbol" and id(node) not in own:
             params = ", ".join(str(x.name) for x in inputs)
             raise OperandError(

@@ -35,6 +35,12 @@ def compile_function(outputs, inputs, backend, func_name="gradient", with_value=
             outputs, inputs, func_name, with_value, zero_shapes)
     src, arrays = build_source(outputs, inputs, target, func_name, with_value, zero_shapes,
                                standalone=False, lazy_fallback=True)
+    return load(src, arrays, target, func_name)
+
+
+def load(src, arrays, target, func_name):
+    """The function ``func_name`` defined by generated ``src`` for backend ``target``,
+    with the captured ``arrays`` in its namespace."""
     namespace = target.namespace()
     namespace["ArgumentError"] = ArgumentError
     namespace["EvaluationError"] = EvaluationError

@@ -20,6 +20,7 @@ class Backend:
     converts_first = False   # every argument is converted before any is checked
     blas_threads = False     # runs NumPy arrays and BLAS: compiling applies ``codegen.threads``
     #                          and ``codegen.heap``
+    rolls_loops = False      # a repeated body runs as a Python loop (``codegen.rolled``)
 
     def __init__(self):
         self._templates = None

@@ -55,6 +55,7 @@ class NumpyBackend(Backend):
     name = "numpy"
     modules = ("math", "numpy")
     scalar_backend = "math"
+    rolls_loops = True
     blas_threads = True
     argument_helper = (
         "def _real_array(value, name, array_param=False):\n"

@@ -99,6 +99,7 @@ class TorchBackend(Backend):
     name = "torch"
     modules = ("math", "numpy", "torch")
     arrays_on_entry = True
+    rolls_loops = True
     converts_first = True    # the prologue reads the first argument's dtype and device
     argument_helper = (
         "def _promoted(*tensors):\n"
