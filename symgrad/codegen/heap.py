@@ -41,11 +41,13 @@ def _mallopt():
     """glibc's ``mallopt``, or None on another C library."""
     if not sys.platform.startswith("linux"):
         return None
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        fn = libc.mallopt
+    try:   # the process's own symbols hold libc's: no ldconfig run (a few ms)
+        fn = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):
-        return None
+        try:
+            fn = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallopt
+        except (OSError, AttributeError):
+            return None
     fn.argtypes, fn.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
     return fn
 
