@@ -1,8 +1,9 @@
 """Rolled loops: a function whose trace repeats a body many times compiles to code that
-runs the body and its VJP in loops (``core.loops``, ``diff.rolled``, ``codegen.rolled``).
+runs the body and its VJP in loops (``core.loops``, ``diff.rolled``, ``codegen.rolled``;
+Python loops for NumPy and torch, ``jax.lax.scan`` for JAX).
 
 Every case runs the same function on torch tensors (sg ops compute on them) and compares
-``torch.autograd.grad`` in float64 with the compiled NumPy and torch gradients, and checks
+``torch.autograd.grad`` in float64 with the compiled NumPy, torch and JAX gradients, and checks
 that the compiled code did roll the loop (``for _lk in range(`` in its source) or, for the
 cases that must not roll, that it did not.
 """
@@ -177,8 +178,10 @@ def case(request):
     return request.param, f, shapes, dims, g
 
 
-@pytest.mark.parametrize("backend", ["numpy", "torch"])
+@pytest.mark.parametrize("backend", ["numpy", "torch", "jax"])
 def test_rolled_gradient_matches_autograd(case, backend):
+    if backend == "jax":
+        pytest.importorskip("jax")
     name, f, shapes, dims, g = case
     args = _arguments(f, shapes, dims)
     names = [x.name for x in g.inputs]

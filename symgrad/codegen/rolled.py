@@ -7,8 +7,9 @@ order, then the head's VJP. Each of the five parts is a ``Program`` printed by
 fast path with its NumPy fallback and the error translation are ``emit``'s, as for any
 function; the code is as long as one copy of the body, whatever the number of steps.
 
-Names: the loop's carries live in ``_lc<j>``, the cotangents of the carries in ``_lg<j>``
-and of the invariants in ``_lv<j>``, the saved values in the list ``_ls``; generated
+Names: the loop's carries live in ``_lc<j>`` (the backward loop reads their saved values
+as ``_lr<j>``), the cotangents of the carries in ``_lg<j>`` and of the invariants in
+``_lv<j>``, the saved values in the list ``_ls``; generated
 names start with one underscore and no user name is written so (``core.names``).
 """
 from ..core.build import gc_paused
@@ -42,6 +43,47 @@ def _present(nodes):
     return [n for n in nodes if n is not None]
 
 
+def _tuple(names):
+    return ", ".join(names) + ","
+
+
+def _loop(scan, name, state, start, body, new, saves, restores, steps):
+    """Lines running ``body`` ``steps`` times on the variables ``state`` (starting from
+    the expressions ``start``), which become ``new`` after each step: forward (``saves``:
+    the names whose values each step appends to ``_ls``) or backward over ``_ls`` in
+    reverse (``restores``: the names each step reads its saved values into). A Python
+    loop, or for a backend that traces loops away (JAX under jit) ``jax.lax.scan``
+    through ``_scan``, which compiles the body once."""
+    if not state:
+        return []
+    lines = [f"{_tuple(state)} = {_tuple(start)}"]
+    if scan:
+        lines.append(f"def {name}(_lstate, _lx):")
+        lines.append(f"    {_tuple(state)} = _lstate")
+        if restores:
+            lines.append(f"    {_tuple(restores)} = _lx")
+        lines += ["    " + line for line in body]
+        out = f"({_tuple(saves)})" if saves else "None"
+        lines.append(f"    return ({_tuple(new)}), {out}")
+        if restores is None:
+            target = "_ls" if saves else "_"
+            lines.append(f"({_tuple(state)}), {target} = _scan({name}, ({_tuple(state)}), "
+                         f"None, {steps})")
+        else:
+            lines.append(f"({_tuple(state)}), _ = _scan({name}, ({_tuple(state)}), _ls, "
+                         f"{steps}, True)")
+        return lines
+    if saves:
+        lines.append("_ls = []")
+        body = body + [f"_ls.append(({_tuple(saves)}))"]
+    if restores:
+        lines.append(f"for {_tuple(restores)} in reversed(_ls):")
+    else:
+        lines.append(f"for _lk in range({steps}):")
+    lines += ["    " + line for line in body + [f"{_tuple(state)} = {_tuple(new)}"]]
+    return lines
+
+
 class RolledBody:
     """A rolled gradient as a function's body, for ``emit.function_source``."""
 
@@ -68,9 +110,13 @@ class RolledBody:
         if with_value is not None:
             tail_targets.append(with_value)
         tail = self._program(tail_targets, "_b", {**known, **carry})
-        saved = {id(r): forward.names[id(r)] for r in p.residuals}
+        # the backward loop reads the saved carries under names of its own: _lc<j> hold
+        # the last carries, which the tail and the head's VJP read after it
+        restored = {id(s): f"_lr{j}" for j, s in enumerate(p.carry_in)}
+        self.restored = [restored.get(id(r), forward.names[id(r)]) for r in p.residuals]
         backward = self._program(_present(p.cot_in) + _present(p.cot_contributions), "_r",
-                                 {**known, **cot, **invariant, **saved})
+                                 {**known, **cot, **invariant,
+                                  **{id(r): n for r, n in zip(p.residuals, self.restored)}})
         outputs_present = _present(outputs)
         grads = self._program(outputs_present, "_h", {**known, **tail.names, **cot})
         self.programs = [head, forward, tail, backward, grads]
@@ -113,71 +159,59 @@ class RolledBody:
         return needed
 
     def lines(self, backend, preamble, args=(), used=None):
-        """The body's lines for ``backend``, the last one returning the results."""
+        """The body's lines for ``backend``, the last one returning the results. Each
+        part's values are read by the names its ``Program`` gave them (``prog.names``):
+        a result that ``statement_lines`` accumulated in another buffer is bound to its
+        own name after the part."""
         p = self.plan
         printer = backend.templates.printer
         needed = self._needed()
-        names = {}      # id(node) -> name after its program ran (aliases resolved)
 
         def emit(prog):
             results = [node for name, node, _ in prog.statements if name in needed[id(prog)]]
             lines, name_of = statement_lines(prog, results, backend, preamble, used)
             for node in results:
                 name, now = prog.names[id(node)], name_of(node)
-                if now != name:          # an accumulated buffer: readers use the name
+                if now != name:
                     lines.append(f"{name} = {now}")
-                names[id(node)] = name
-            for nid, name in prog.names.items():
-                names.setdefault(nid, name)
             return lines
 
-        def code(node, shape=()):
+        def code(prog, node, shape=()):
             if node is None:
                 return backend.zeros(shape)
-            if node.is_const and not node.shape:
-                return printer.doprint(node.attrs["value"])
-            return names[id(node)]
+            if node.is_const and not node.shape:   # a float of the backend's own
+                return backend.scalar_output(node.attrs["value"], printer)
+            return prog.names[id(node)]
 
         head, forward, tail, backward, grads = self.programs
+        scan = getattr(backend, "loop_style", "python") == "scan"
+        if scan:
+            preamble["_scan"] = backend.scan_helper
         out = emit(head)
-        for j, init in enumerate(p.inits):
-            out.append(f"_lc{j} = {code(init)}")
-        body = emit(forward)
-        saved = [names[id(r)] for r in p.residuals]
-        loop = [f"for _lk in range({p.steps}):"]
-        if saved:
-            out.append("_ls = []")
-            body.append(f"_ls.append(({', '.join(saved)},))")
         carries = [f"_lc{j}" for j in range(len(p.carry_out))]
-        body.append(f"{', '.join(carries)}, = "
-                    + ", ".join(code(c) for c in p.carry_out) + ",")
-        out += loop + ["    " + line for line in body]
+        saved = [forward.names[id(r)] for r in p.residuals]
+        inits = [code(head, init) for init in p.inits]
+        new = [code(forward, c) for c in p.carry_out]
+        out += _loop(scan, "_lfwd", carries, inits, emit(forward), new, saved, None,
+                     p.steps)
         out += emit(tail)
-        for j, (cot, final) in enumerate(zip(p.cot_finals, p.finals)):
-            if p.cot_out[j] is not None:
-                out.append(f"_lg{j} = {code(cot, final.shape)}")
-        for j, target in enumerate(p.cot_targets):
-            out.append(f"_lv{j} = {backend.zeros(target.shape)}")
-        body = emit(backward)
-        for j, c in enumerate(p.cot_contributions):
-            if c is not None:
-                body.append(f"_lv{j} = _lv{j} + {code(c)}")
         floats = [j for j, c in enumerate(p.cot_out) if c is not None]
-        if floats:
-            body.append(", ".join(f"_lg{j}" for j in floats) + ", = "
-                        + ", ".join(code(p.cot_in[j], p.carry_in[j].shape) for j in floats)
-                        + ",")
-        if saved:
-            loop = [f"for ({', '.join(saved)},) in reversed(_ls):"]
-        out += loop + ["    " + line for line in body]
+        state = [f"_lg{j}" for j in floats] + [f"_lv{j}" for j in range(len(p.cot_targets))]
+        start = [code(tail, p.cot_finals[j], p.finals[j].shape) for j in floats]
+        start += [backend.zeros(t.shape) for t in p.cot_targets]
+        body = emit(backward)
+        new = [code(backward, p.cot_in[j], p.carry_in[j].shape) for j in floats]
+        new += [f"_lv{j}" if c is None else f"_lv{j} + {code(backward, c)}"
+                for j, c in enumerate(p.cot_contributions)]
+        out += _loop(scan, "_lbwd", state, start, body, new, None,
+                     self.restored if saved else None, p.steps)
         out += emit(grads)
-        self._names = names
         out.append(self.return_line(backend, args))
         return out
 
     def return_line(self, backend, args):
         """The return line of the last ``lines`` (for the same program in ``backend``)."""
-        names = self._names
+        names = self.programs[-1].names
         result = results_code(self.outputs, self.zero_shapes, self.with_value,
                               lambda node: names[id(node)], backend,
                               backend.templates.printer, _ids_memo(self.plan.inputs))

@@ -221,6 +221,14 @@ class JaxBackend(Backend):
     name = "jax"
     modules = ("math", "re", "numpy", "jax", "jax.numpy", "jax.scipy.special", "jax.scipy.linalg")
     scatter_in_place = False     # JAX arrays are immutable
+    rolls_loops = True
+    loop_style = "scan"          # a Python loop would be unrolled by jit: jax.lax.scan
+    scan_helper = (
+        "def _scan(body, state, xs, length, reverse=False):\n"
+        "    first = None if xs is None else jax.tree_util.tree_map(lambda x: x[0], xs)\n"
+        "    out = jax.eval_shape(body, state, first)[0]\n"
+        "    state = tuple(jax.numpy.asarray(s, dtype=o.dtype) for s, o in zip(state, out))\n"
+        "    return jax.lax.scan(body, state, xs, length=length, reverse=reverse)\n")
     arrays_on_entry = True
     converts_first = True        # the prologue reads the arguments' dtype
     argument_helper = (
