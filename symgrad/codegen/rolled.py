@@ -87,7 +87,6 @@ def _loop(scan, name, state, start, body, new, saves, restores, steps):
 class RolledBody:
     """A rolled gradient as a function's body, for ``emit.function_source``."""
 
-    translatable = True    # the loops' own lines read the same for math and NumPy
 
     def __init__(self, plan, outputs, zero_shapes, with_value, local=""):
         self.plan, self.outputs, self.zero_shapes = plan, outputs, zero_shapes
@@ -126,6 +125,13 @@ class RolledBody:
                         id(backward): _present(p.cot_in) + _present(p.cot_contributions),
                         id(grads): outputs_present}
         self.statements = [s for prog in self.programs for s in prog.statements]
+        # The NumPy lines of a scalar program can be its math lines with math. replaced
+        # (emit._translated_body) unless the loops' own lines hold a constant or a zero,
+        # which the math backend writes as a Python float (1.0[()] in NumPy's return).
+        floats = [j for j, c in enumerate(p.cot_out) if c is not None]
+        glue = list(p.inits) + [p.cot_finals[j] for j in floats] + [
+            p.cot_in[j] for j in floats] + list(p.cot_contributions)
+        self.translatable = all(n is not None and not n.is_const for n in glue)
 
     def _program(self, targets, prefix, known):
         return Program(_present(targets), self.plan.inputs, prefix=prefix,
