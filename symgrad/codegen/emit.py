@@ -113,9 +113,12 @@ def scatter_accumulations(prog, outputs):
     """{id(sum node): (fresh operand, scatter operand)} for sums of gradient slices,
     ``scatter(a, i) + scatter(b, j)``, which the code computes in place as
     ``p = scatter(a, i); p[j] += b`` (one buffer instead of three). A sum is an op with an
-    in-place form (``OpDef.augmented``), a slice an op with ``OpDef.scatter``."""
+    in-place form (``OpDef.augmented``), a slice an op with ``OpDef.scatter``; both
+    operands are computed by ``prog`` itself (a node an earlier program computed, its
+    ``known``, may be read again after it)."""
     if not any(OPS[node.op].scatter for _, node, _ in prog.statements):
         return {}
+    own = {id(node) for _, node, _ in prog.statements}
     uses = {}
     for _, node, _ in prog.statements:
         for i in node.inputs:
@@ -130,7 +133,8 @@ def scatter_accumulations(prog, outputs):
         a, b = node.inputs
         for s, p in ((b, a), (a, b)):
             if (OPS[s.op].scatter and OPS[p.op].fresh and uses[id(s)] == 1
-                    and uses[id(p)] == 1 and p.kind == "float"
+                    and uses[id(p)] == 1 and p.kind == "float" and id(p) in own
+                    and id(s) in own
                     and shapes_equal(p.shape, node.shape) and shapes_equal(s.shape, node.shape)
                     and id(s) not in fused.values()):
                 fused[id(node)] = (p, s)

@@ -162,7 +162,8 @@ class _Checker:
             base = a + j * p
             for k, (m, checks) in enumerate(template):
                 n = order[base + k]
-                if n.op != m.op or n.kind != m.kind or n.params is not m.params and (
+                if n.op != m.op or n.kind != m.kind or len(n.inputs) != len(m.inputs) \
+                        or n.params is not m.params and (
                         typed_key(n.params) != typed_key(m.params)) or n.shape != m.shape \
                         and not shapes_equal(n.shape, m.shape):
                     return j
