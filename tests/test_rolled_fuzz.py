@@ -8,8 +8,7 @@ Only programs whose loop rolls are compiled here: one that does not roll compile
 straight-line code the rest of the suite tests. Also here: the results' types (torch
 returns tensors, NumPy float64), the loop rolls where it must (a long regular loop, the
 thresholds), float32, dims of size 0 and 1, names, standalone source, one test per bug
-found in review (``test_regression_*``), and the loops that could roll and do not
-(``test_limitation_*``, xfail: time and code size, never a wrong result).
+found in review (``test_regression_*``), and loops that once did not roll.
 """
 import functools
 
@@ -478,11 +477,9 @@ def test_the_code_does_not_grow_with_the_steps():
     assert not _code_grows(make)
 
 
-@pytest.mark.xfail(strict=True, reason="find_loop: a carry read by no other (an "
-                   "accumulator) is listed after the others by the DFS order when the "
-                   "sum reads it last: its copies read the other chain's, whose run they "
-                   "truncate (s = s + ... rolls)")
-def test_limitation_an_accumulator_read_last():
+def test_an_accumulator_read_last_rolls():
+    """The copies are taken in the order the trace made them (one iteration together),
+    so an accumulator whose sum reads it last (s = term + s) rolls with its chain."""
     def make(k):
         def f(x, s):
             for _ in range(k):
@@ -493,11 +490,8 @@ def test_limitation_an_accumulator_read_last():
     assert not _code_grows(make)
 
 
-@pytest.mark.xfail(strict=True, reason="find_loop: _periods counts the distance to the "
-                   "last equal signature only, so a period of two steps (a lag-2 "
-                   "recurrence the DFS order interleaves) is never a candidate "
-                   "(sin(x) * 0.5 + xp * 0.3 rolls)")
-def test_limitation_a_lag_two_recurrence():
+def test_a_lag_two_recurrence_rolls():
+    """x, xp = f(x, xp), x reads two steps back: the period is tried at twice its length."""
     def make(k):
         def f(x, y):
             xp = y
@@ -508,10 +502,7 @@ def test_limitation_a_lag_two_recurrence():
     assert not _code_grows(make)
 
 
-@pytest.mark.xfail(strict=True, reason="find_loop: two carries whose chains are "
-                   "independent are listed one chain after the other by the DFS order: "
-                   "one chain rolls, the other stays unrolled")
-def test_limitation_independent_chains():
+def test_independent_chains_updated_by_one_loop_roll_together():
     def make(k):
         def f(x, y):
             for _ in range(k):

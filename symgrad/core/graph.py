@@ -13,6 +13,7 @@ and functions) goes through ``extensions``.
 """
 import functools
 import inspect
+import itertools
 import sys
 from typing import Any, Sequence, Union
 
@@ -44,6 +45,9 @@ _NUMPY_NAMES = {
 }
 
 
+_serials = itertools.count()
+
+
 def _call(name, *args, **kwargs):
     return FUNCTIONS[name](*args, **kwargs)
 
@@ -52,7 +56,7 @@ class Tensor:
     """A symbolic array: a node of the traced graph. Use ``sg.symbol`` to make leaves."""
 
     __slots__ = ("op", "inputs", "params", "attrs", "shape", "kind", "_expr",
-                 "backward_view", "is_const", "__weakref__")
+                 "backward_view", "is_const", "serial", "__weakref__")
     __array_priority__ = 1000
 
     def __init__(self, op: str, inputs: tuple["Tensor", ...], params: tuple[tuple[str, Any], ...],
@@ -67,6 +71,7 @@ class Tensor:
         self.backward_view = None   # its grad_fn, cached by diff.backward_view
         self.is_const = op == "const"   # a constant filling its shape (a number or an
         #                                 expression of dims): read on every node built
+        self.serial = next(_serials)    # the order nodes were made in (``core.loops``)
 
     # ----- introspection -------------------------------------------------------------
     @property

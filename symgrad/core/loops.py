@@ -177,59 +177,92 @@ class _Checker:
         return limit
 
 
+def _cyclic_add(diff, lo, hi, p):
+    """Add 1 over the cyclic range [lo, hi] of phases mod p (a difference array)."""
+    lo, hi = lo % p, hi % p
+    diff[lo] += 1
+    diff[hi + 1] -= 1
+    if lo > hi:
+        diff[0] += 1
+        diff[p] -= 1
+
+
 def _best_phase(order, users_end, start, p, copies):
-    """The start in [start, start + p) whose copies hand on the fewest values: a node at
-    position t whose last reader inside the run is at e carries to the next copy unless no
-    copy boundary lies in (t, e]."""
+    """The start in [start, start + p) whose copies hand on the fewest values and read
+    nothing from two copies back. A node at position t whose last reader inside the run
+    is at e, d = e - t later, carries to the next copy when a copy boundary lies in
+    (t, e]; two boundaries there (possible when p <= d < 2p) make that phase invalid."""
     if copies < 3:
         return start
-    diff = [0] * (p + 1)
-    always = 0
+    carries, bad = [0] * (p + 1), [0] * (p + 1)
     for t in range(start + p, start + 2 * p):
-        e = users_end.get(id(order[t]), t)
-        if e - t >= p:
-            always += 1
-        elif e > t:
-            lo, hi = (t + 1 - start) % p, (e - start) % p   # phases (mod p) that cut
-            if lo <= hi:
-                diff[lo] += 1
-                diff[hi + 1] -= 1
-            else:
-                diff[lo] += 1
-                diff[p] -= 1
-                diff[0] += 1
-                diff[hi + 1] -= 1
-    best, best_count, running = 0, None, 0
+        d = users_end.get(id(order[t]), t) - t
+        u = t - start
+        if d >= 2 * p:
+            return start
+        if d >= p:
+            _cyclic_add(carries, 0, p - 1, p)
+            if d > p:
+                _cyclic_add(bad, u + 1, u + d - p, p)
+        elif d > 0:
+            _cyclic_add(carries, u + 1, u + d, p)
+    best, best_count, running, invalid = 0, None, 0, 0
     for phase in range(p):
-        running += diff[phase]
-        if best_count is None or running < best_count:
+        running += carries[phase]
+        invalid += bad[phase]
+        if not invalid and (best_count is None or running < best_count):
             best, best_count = phase, running
     return start + best
 
 
 def find_loop(order):
     """The longest run of repeated copies in the topological ``order`` worth rolling
-    (``MIN_STEPS`` copies and ``MIN_NODES`` nodes rolled), as a ``Loop``, or None."""
+    (``MIN_STEPS`` copies and ``MIN_NODES`` nodes rolled), as a ``Loop``, or None.
+
+    The nodes are taken in the order the trace created them (``Tensor.serial``, a
+    topological order too), where one iteration of a Python loop is one stretch of
+    nodes, whatever chains it updates; a period whose copies read two copies back (a, b
+    = b, f(a, b)) is tried again at twice its length."""
     if len(order) < MIN_NODES:
         return None
+    order = sorted(order, key=_created)
     sigs = [_signature(n) for n in order]
     periods = _periods(sigs)
     if not periods:
         return None
     pos = {id(n): t for t, n in enumerate(order)}
-    best = None
+    best, tried = None, set()
     for p in periods:
-        for s, e in _runs(sigs, p):
-            if (e - s) // p + 1 < MIN_STEPS + 1 or (e - s + p) < MIN_NODES:
+        for period in (p, 2 * p):
+            if period in tried:
                 continue
-            found = _longest(order, pos, s - p, e, p)
-            if found is not None and (best is None or found[2] * found[1] > best[2] * best[1]):
+            tried.add(period)
+            found = _at_period(order, pos, sigs, period)
+            if found is not None and (best is None or found.steps * found.period
+                                      > best.steps * best.period):
                 best = found
-    if best is None:
-        return None
-    start, p, copies, roles, inits = best
-    loop = _rolled(order, pos, start, p, copies, roles, inits)
-    return loop
+            if found is not None:
+                break
+    return best
+
+
+def _created(node):
+    return node.serial
+
+
+def _at_period(order, pos, sigs, p):
+    """The Loop rolling the most nodes at period p, or None."""
+    best = None
+    for s, e in _runs(sigs, p):
+        if (e - s) // p + 1 < MIN_STEPS + 1 or (e - s + p) < MIN_NODES:
+            continue
+        found = _longest(order, pos, s - p, e, p)
+        if found is None:
+            continue
+        loop = _rolled(order, pos, *found)
+        if loop is not None and (best is None or loop.steps > best.steps):
+            best = loop
+    return best
 
 
 def _longest(order, pos, a, b, p):
