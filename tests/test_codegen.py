@@ -128,6 +128,20 @@ def test_source_is_standalone(case):
         assert ("import torch" in imports) == (backend == "torch")
 
 
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_standalone_source_keeps_captured_arrays_exact(backend):
+    """Captured arrays are written in their own dtype: torch.tensor of a list of floats
+    would be float32 (0.85 off by 2e-8), and the standalone gradient another number."""
+    weights = np.array([0.85, 0.72, 0.62])
+    ids = np.array([2, 0, 1])
+    g = sg.grad_fn(lambda x: sg.sum(sg.sin(x * weights) * weights[ids]), shapes={"x": (3,)})
+    x = np.array([0.3, -1.2, 2.5])
+    arg = torch.tensor(x) if backend == "torch" else x
+    (standalone,) = exec_source(g.source(backend), g._func_name())(arg)
+    (compiled,) = g.compile(backend)(arg)
+    np.testing.assert_array_equal(as_numpy(standalone), as_numpy(compiled))
+
+
 def test_compiled_globals_hold_no_symgrad_objects(case):
     """Only numpy, torch, math, constant arrays and the function itself. The symgrad
     names are the error classes the code raises (ArgumentError for a bad argument,

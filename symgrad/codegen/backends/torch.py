@@ -184,4 +184,5 @@ class TorchBackend(Backend):
         return torch.from_numpy(numpy.array(array))
 
     def array_literal(self, array):
-        return f"torch.tensor({array.tolist()!r})"
+        """In the array's own dtype: torch.tensor of a list of floats is float32."""
+        return f"torch.tensor(numpy.array({array.tolist()!r}, dtype={array.dtype.str!r}))"
