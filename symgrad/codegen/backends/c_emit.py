@@ -8,6 +8,7 @@ from ...errors import ArgumentError, EvaluationError
 from .. import source_lines
 from ..names import dim_code, shape_code
 from .c_build import CHUNK, load
+from .c_gram import runtime as gram_runtime
 from .c_printer import PRELUDE
 
 _counter = itertools.count()
@@ -60,9 +61,11 @@ def _p_helper(ffi):
 
 
 def build_hybrid(emit, prog, plan, outputs, inputs, func_name, with_value, zero_shapes,
-                 kernel_c, numpy_backend, name):
+                 kernel_c, numpy_backend, name, grams=None):
     """The compiled function of ``prog`` run as ``plan`` (``c._plan``): kernels built by
-    ``kernel_c``, the rest printed by ``numpy_backend``, checks from ``emit``."""
+    ``kernel_c``, Gram products (``grams``: {statement name: ``c_gram.Gram``}) by the Gram
+    kernel, the rest printed by ``numpy_backend``, checks from ``emit``."""
+    grams = grams or {}
     Argument, Code, say = emit.Argument, emit.Code, emit.say
     items, kernels = plan
     shapes = {prog.name_of(x): x.shape for x in inputs}
@@ -75,8 +78,10 @@ def build_hybrid(emit, prog, plan, outputs, inputs, func_name, with_value, zero_
         defs.append(definition)
     longest = max((min(len(k.statements), CHUNK) if k.scalar else len(k.statements)
                    for k in kernels), default=0)
-    lib, ffi = load("\n".join(decls), PRELUDE + "\n" + "\n".join(defs),
-                    sum(len(k.statements) for k in kernels), longest)
+    lib = ffi = None
+    if kernels:
+        lib, ffi = load("\n".join(decls), PRELUDE + "\n" + "\n".join(defs),
+                        sum(len(k.statements) for k in kernels), longest)
 
     args = [Argument(x) for x in inputs]
     floats = [a for a in args if a.node.kind == "float"]
@@ -96,6 +101,9 @@ def build_hybrid(emit, prog, plan, outputs, inputs, func_name, with_value, zero_
                 lines += _kernel_lines(item, shapes, python_floats)
                 continue
             stmt_name, node, operands = item
+            if stmt_name in grams:
+                lines.append(grams[stmt_name].line())
+                continue
             tpl = templates.template(node, operands)
             preamble.update(tpl.preamble)
             lines.append(f"{stmt_name} = {tpl.fill(operands)}")
@@ -146,8 +154,11 @@ def build_hybrid(emit, prog, plan, outputs, inputs, func_name, with_value, zero_
     text = "\n".join(src) + "\n"
 
     namespace = numpy_backend.namespace()
-    namespace.update({"ArgumentError": ArgumentError, "EvaluationError": EvaluationError,
-                      "_new": ffi.new, "_p": _p_helper(ffi)})
+    namespace.update({"ArgumentError": ArgumentError, "EvaluationError": EvaluationError})
+    if ffi is not None:
+        namespace.update({"_new": ffi.new, "_p": _p_helper(ffi)})
+    if grams:
+        namespace["_gram"] = gram_runtime()
     namespace.update(prog.arrays)
     for k in kernels:
         namespace[f"_k{k.index}"] = getattr(lib, f"sg_k{k.index}")
