@@ -89,7 +89,10 @@ def test_logistic_regression_hessian_matches_torch_func(n, d, symbolic):
     shapes = {"w": ("d",), "b": (), "X": ("N", "d"), "y": ("N",)} if symbolic else \
         {"w": (d,), "b": (), "X": (n, d), "y": (n,)}
     h = sg.hessian(logreg, wrt="w", shapes=shapes)
-    assert ("_gram(X, " in python_source(h)) == (symbolic or d > 1)  # (1, 1) is a product of scalars
+    if symbolic or d > 1:              # (1, 1) is a product of scalars
+        assert "_gram(X, " in python_source(h)
+        # the weights σ(1 − σ)/N themselves, not reassociate's sqrt of them
+        assert "sqrt" not in DerivativeFn.compile(h, "c").__symgrad_c_source__
     rng = np.random.default_rng(d)
     args = (0.3 * rng.standard_normal(d), 0.2, rng.standard_normal((n, d)),
             (rng.random(n) > 0.5).astype(float))
@@ -141,6 +144,29 @@ def test_negated_product_of_a_concave_term():
     got = h.compile("c")(*args)
     ref = torch.func.hessian(lambda p, X: torch.cos(X @ p).sum())(*[T(a) for a in args])
     np.testing.assert_allclose(got, ref.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("sign", [1, -1], ids=["nonnegative", "of_either_sign"])
+def test_square_root_of_weights_of_unknown_sign_is_kept(sign):
+    """(X √v)ᵀ (X √v) with v of unknown sign is X diag(√v²) X: NaN where v < 0, as in
+    torch."""
+    def f(c, X, v):
+        Y = X * sg.unsqueeze(sg.sqrt(v), 1)
+        return (Y.T @ Y) @ c
+    J = sg.jacobian(f, wrt="c", shapes={"c": ("d",), "X": ("N", "d"), "v": ("N",)})
+    assert ", True, False)" in python_source(J)
+    rng = np.random.default_rng(10)
+    args = (rng.standard_normal(5), rng.standard_normal((30, 5)),
+            rng.random(30) - (0.5 if sign < 0 else 0.0))
+    with np.errstate(invalid="ignore"):
+        got = J.compile("c")(*args)
+
+    def f_torch(c, X, v):
+        Y = X * torch.sqrt(v)[:, None]
+        return (Y.T @ Y) @ c
+    ref = torch.func.jacrev(f_torch)(*[T(a) for a in args]).numpy()
+    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-13, equal_nan=True)
+    assert np.isnan(got).all() == (sign < 0)
 
 
 def test_float32_arguments_give_float32_like_the_numpy_backend():

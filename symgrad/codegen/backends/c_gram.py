@@ -6,9 +6,10 @@ Second derivatives are full of these: the logistic Hessian ``Xᵀ diag(σ(1−σ
 Gauss–Newton ``Jᵀ J``, a weighted least-squares normal matrix. The forms recognised in a
 program (``find``), X a 2-D float array (N, d) and w a float vector of N elements:
 
-* ``Yᵀ @ Y`` for any 2-D Y (weights 1), and with ``Y = X * col(u)`` (what
-  ``reassociate._gram`` writes for nonnegative weights, ``u = sqrt(w)``) the weights
-  ``u²``, X and u read directly, no Y materialised;
+* ``Yᵀ @ Y`` for any 2-D Y (weights 1), and with ``Y = X * col(u)`` the weights ``u²``,
+  X and u read directly, no Y materialised; when ``u = sqrt(w)`` with w known
+  nonnegative (what ``reassociate._gram`` writes) the weights are w itself, so the
+  square root is not computed at all;
 * ``(Xᵀ * w) @ X`` and ``Xᵀ @ (X * col(w))``, w of either sign (no square root);
 * any of these negated (``−(Xᵀ * w) @ X``: the Hessian of a concave term).
 
@@ -22,6 +23,7 @@ exactly symmetric C-contiguous (d, d) array; N or d of 0 give zeros.
 import threading
 
 from ...core.shapes import shapes_equal
+from ...core.structure import bounds
 from .c_build import load
 from .c_gram_src import CDEF, ISA_LEVELS, KC, source
 
@@ -108,10 +110,12 @@ def _product(left, right):
         return None
     if _transposed(left) and left.inputs[0] is right:
         scaled = _scaled(right)
-        if scaled is not None:
-            x, u, via = scaled
-            return x, u, True, [left] + via
-        return right, None, False, [left]
+        if scaled is None:
+            return right, None, False, [left]
+        x, u, via = scaled
+        if u.op == "sqrt" and bounds(u.inputs[0])[0] >= 0:   # reassociate._gram's form
+            return x, u.inputs[0], False, [left] + via + [u]
+        return x, u, True, [left] + via
     if left.op == "mul" and right.kind == "float":
         n = right.shape[0]
         for t, w in (left.inputs, left.inputs[::-1]):
