@@ -53,7 +53,8 @@ def _matrix(node):
 
 
 def _transposed(node):
-    return node.op == "transpose" and _matrix(node)
+    return node.op == "transpose" and _matrix(node) and \
+        tuple(node.attrs.get("axes") or (1, 0)) == (1, 0)
 
 
 def _column(node, n):
@@ -116,7 +117,7 @@ def _product(left, right):
         if u.op == "sqrt" and bounds(u.inputs[0])[0] >= 0:   # reassociate._gram's form
             return x, u.inputs[0], False, [left] + via + [u]
         return x, u, True, [left] + via
-    if left.op == "mul" and right.kind == "float":
+    if left.op == "mul":
         n = right.shape[0]
         for t, w in (left.inputs, left.inputs[::-1]):
             if _transposed(t) and t.inputs[0] is right and _row(w, n) is not None:
