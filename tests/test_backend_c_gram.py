@@ -234,3 +234,20 @@ def test_numpy_products_without_avx2(monkeypatch):
         *[T(a) for a in args]).numpy()
     np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-13)
     assert np.array_equal(got, got.T)
+
+
+def test_toolchain_that_cannot_build_the_wide_paths_gets_the_portable_module(monkeypatch):
+    from symgrad.codegen.backends import c_build, c_gram
+    real = c_gram.load
+
+    def old_assembler(cdef, text, **kw):
+        if "#define SG_PORTABLE 1" not in text:
+            raise c_build.CBuildError("unknown instruction vfmadd231pd %zmm...")
+        return real(cdef, text, **kw)
+    monkeypatch.setattr(c_gram, "_runtime", {})
+    monkeypatch.setattr(c_gram, "load", old_assembler)
+    assert c_gram._library()[0].sg_gram_isa() == 0
+    assert c_gram.runtime() is c_gram._numpy_gram
+    x = np.random.default_rng(11).standard_normal((40, 9))
+    assert_gram_close(c_gram.kernel()(x, None, False, False), (T(x).T @ T(x)).numpy(),
+                      np.abs(x).T @ np.abs(x))

@@ -24,7 +24,7 @@ import threading
 
 from ...core.shapes import shapes_equal
 from ...core.structure import bounds
-from .c_build import load
+from .c_build import CBuildError, load
 from .c_gram_src import CDEF, ISA_LEVELS, KC, source
 
 _runtime = {}
@@ -179,9 +179,15 @@ def kernel(isa=None):
 
 
 def _library():
+    """The built module; a toolchain that cannot build the AVX2/AVX-512 functions (an
+    assembler older than AVX-512) gets the portable one, and ``runtime`` then NumPy."""
     with _lock:
         if "lib" not in _runtime:
-            _runtime["lib"], _runtime["ffi"] = load(CDEF, source(), level="-O2")
+            try:
+                built = load(CDEF, source(), level="-O2")
+            except CBuildError:
+                built = load(CDEF, source(portable=True), level="-O2")
+            _runtime["lib"], _runtime["ffi"] = built
         return _runtime["lib"], _runtime["ffi"]
 
 

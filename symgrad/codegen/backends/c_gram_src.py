@@ -66,7 +66,8 @@ ISAS = (
 
 HEADER = r"""#include <stdlib.h>
 #include <string.h>
-#if (defined(__x86_64__) || defined(__i386__)) && (defined(__clang__) || __GNUC__ >= 6)
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__clang__) || __GNUC__ >= 6) \
+    && !defined(SG_PORTABLE)
 #define SG_X86 1
 #include <immintrin.h>
 static const long long sg_tail4[4][4] = {
@@ -257,9 +258,10 @@ int sg_gram(const double *x, long rs, long cs, const double *w, long n, long d, 
 ISA_LEVELS = {isa.name: level for level, isa in enumerate(ISAS)}
 
 
-def source():
-    """The whole C module (deterministic text)."""
-    parts = [HEADER]
+def source(portable=False):
+    """The whole C module (deterministic text); ``portable``: without the x86 paths, for a
+    toolchain that cannot assemble them."""
+    parts = ["#define SG_PORTABLE 1\n" if portable else "", HEADER]
     for isa in ISAS:
         body = [tile(isa, rows, width) for rows in range(1, isa.lanes + 1)
                 for width in range(1, isa.width + 1)]
