@@ -16,7 +16,9 @@ Contenders, each on arrays already made:
 
 Every result is checked against torch in float64 first. Timing is interleaved: each round
 times every contender for about --block seconds, the table gives the median per call over
-the rounds and the fastest round; the process runs pinned to one core (--core, default 1).
+the rounds and the fastest round; the process runs pinned to one core (--core, default 1),
+with the C heap set up as compile("c") sets it (codegen/heap.py: large buffers are kept
+between calls instead of faulted in again, for every contender).
 """
 import os
 
@@ -90,7 +92,9 @@ def main(argv=None):
     if hasattr(os, "sched_setaffinity"):
         allowed = sorted(os.sched_getaffinity(0))
         os.sched_setaffinity(0, {args.core if args.core in allowed else allowed[-1]})
+    from symgrad.codegen import heap
     from symgrad.codegen.backends import c_gram
+    heap.configure()             # as compile("c") does: no page faults for fresh buffers
     lib, _ = c_gram._library()
     isa = {2: "avx512", 1: "avx2", 0: "portable C"}[lib.sg_gram_isa()]
     print(f"Gram kernel ({isa}) vs OpenBLAS via NumPy {np.__version__}; µs per call, median "

@@ -23,13 +23,15 @@ rows of X:
 * X is read in place when its columns are contiguous (the last vector with a masked
   load) and copied, zero padded, block by block otherwise.
 
-The tiles accumulate into a padded square buffer; a final pass copies it into H, each
-off-diagonal value written to both of its places, so H is exactly symmetric. Dispatch is
-at run time (``__builtin_cpu_supports``, which also checks that the OS saves the wide
-registers): the functions of each instruction set carry their own ``target`` attribute,
-so the module is built with the C backend's portable flags and a module cached on one
-x86-64 CPU runs on any other. The text is a pure function of this file, so the disk
-cache's key (source and flags) identifies it.
+The tiles accumulate in H itself (the trailing columns of a row through masked loads and
+stores); a final pass copies the upper triangle into the lower one (the trailing rows the
+other way), so H is exactly symmetric.
+
+Dispatch is at run time (``__builtin_cpu_supports``, which also checks that the OS saves
+the wide registers): the functions of each instruction set carry their own ``target``
+attribute, so the module is built with the C backend's portable flags and a module
+cached on one x86-64 CPU runs on any other. The text is a pure function of this file, so
+the disk cache's key (source and flags) identifies it.
 """
 
 KC = 128     # rows of X per block: for d = 50 a column group's share of a block stays in L1
@@ -40,11 +42,12 @@ class Isa:
     """One instruction set: ``lanes`` doubles per vector, tiles of up to ``lanes`` rows by
     ``width`` vectors (their accumulators, the vectors, a broadcast and the weight fill the
     registers without spilling), the ``target`` attribute of its functions, and a masked
-    load of the ``r`` leading doubles of a vector (zeros in the other lanes)."""
+    load of the ``r`` leading doubles of a vector (zeros in the other lanes) and store of
+    the ``r`` leading lanes of ``{x}``."""
 
-    def __init__(self, name, lanes, width, target, tail, x86):
-        self.name, self.lanes, self.width, self.target, self.tail, self.x86 = (
-            name, lanes, width, target, tail, x86)
+    def __init__(self, name, lanes, width, target, tail, store, x86):
+        self.name, self.lanes, self.width, self.target, self.tail, self.store, self.x86 = (
+            name, lanes, width, target, tail, store, x86)
 
     @property
     def attr(self):
@@ -56,12 +59,14 @@ class Isa:
 
 
 ISAS = (
-    Isa("base", 2, 3, None, "(sg_v2){(p)[0], 0.0}", False),
+    Isa("base", 2, 3, None, "(sg_v2){(p)[0], 0.0}", "(p)[0] = {x}[0]", False),
     Isa("avx2", 4, 3, "avx2,fma",
         "(sg_v4)_mm256_maskload_pd((p), _mm256_loadu_si256((const __m256i *)sg_tail4[r]))",
-        True),
+        "_mm256_maskstore_pd((p), _mm256_loadu_si256((const __m256i *)sg_tail4[r]), "
+        "(__m256d){x})", True),
     Isa("avx512", 8, 3, "avx512f,fma",
-        "(sg_v8)_mm512_maskz_loadu_pd((__mmask8)((1u << (r)) - 1), (p))", True),
+        "(sg_v8)_mm512_maskz_loadu_pd((__mmask8)((1u << (r)) - 1), (p))",
+        "_mm512_mask_storeu_pd((p), (__mmask8)((1u << (r)) - 1), (__m512d){x})", True),
 )
 
 HEADER = r"""#include <stdlib.h>
@@ -91,19 +96,20 @@ static double *sg_alloc(long doubles) {
     return (double *)p;
 }
 
-/* H[i][j] = H[j][i] for i <= j from the padded buffer: rows of full panels hold their
-   entries for j < split, the trailing panel's rows every column. */
-static void sg_mirror(const double *hp, long dp, double *h, long d, long split) {
-    for (long i0 = 0; i0 < d; i0 += 32)
-        for (long j0 = i0; j0 < d; j0 += 32) {
-            long ie = i0 + 32 < d ? i0 + 32 : d, je = j0 + 32 < d ? j0 + 32 : d;
+/* The lower triangle from the upper one in place: entries of full panels' rows are in
+   the upper triangle for columns j < split, the trailing rows' in the lower one. */
+static void sg_mirror(double *h, long d, long split) {
+    for (long i0 = 0; i0 < split; i0 += 32)
+        for (long j0 = i0; j0 < split; j0 += 32) {
+            const long ie = i0 + 32 < split ? i0 + 32 : split;
+            const long je = j0 + 32 < split ? j0 + 32 : split;
             for (long i = i0; i < ie; i++)
-                for (long j = j0 > i ? j0 : i; j < je; j++) {
-                    double t = j < split ? hp[i * dp + j] : hp[j * dp + i];
-                    h[i * d + j] = t;
-                    h[j * d + i] = t;
-                }
+                for (long j = j0 > i ? j0 : i + 1; j < je; j++)
+                    h[j * d + i] = h[i * d + j];
         }
+    for (long j = split; j < d; j++)
+        for (long i = 0; i < j; i++)
+            h[i * d + j] = h[j * d + i];
 }
 """
 
@@ -123,8 +129,12 @@ def tile(isa, rows, width, masked=False):
     out.append("    if (first) {")
     out += [f"        {x} = ({v}){{0}};" for row in acc for x in row]
     out.append("    } else {")
-    out += [f"        {x} = *({v} *)(c + {r} * ldc + {t * L});"
-            for r, row in enumerate(acc) for t, x in enumerate(row)]
+    for r, row in enumerate(acc):
+        for t, x in enumerate(row):
+            if masked:
+                out.append(f"        {{ const double *p = c + {r} * ldc; {x} = {isa.tail}; }}")
+            else:
+                out.append(f"        {x} = *(const sg_u{L} *)(c + {r} * ldc + {t * L});")
     out.append("    }")
 
     def step(k, weighted):
@@ -151,8 +161,12 @@ def tile(isa, rows, width, masked=False):
         out += step("k", weighted)
         out.append("    }")
     out.append("    }")
-    out += [f"    *({v} *)(c + {r} * ldc + {t * L}) = {x};"
-            for r, row in enumerate(acc) for t, x in enumerate(row)]
+    for r, row in enumerate(acc):
+        for t, x in enumerate(row):
+            if masked:
+                out.append(f"    {{ double *p = c + {r} * ldc; {isa.store.format(x=x)}; }}")
+            else:
+                out.append(f"    *(sg_u{L} *)(c + {r} * ldc + {t * L}) = {x};")
     out.append("}")
     return "\n".join(out)
 
@@ -182,8 +196,8 @@ static int sg_gram_{n}(const double *x, long rs, long cs, const double *w, long 
                        double *h, long kcmax) {{
     const long L = {L}, nv = (d + L - 1) / L, nf = d / L, r = d % L, dp = nv * L;
     const long kb = n < kcmax ? n : kcmax;
-    double *B = cs != 1 ? sg_alloc(kb * dp) : NULL, *hp = sg_alloc(dp * dp);
-    int failed = !hp || (cs != 1 && !B);
+    double *B = cs != 1 ? sg_alloc(kb * dp) : NULL;
+    int failed = cs != 1 && !B;
     for (long k0 = 0; k0 < n && !failed; k0 += kb) {{
         const long kc = n - k0 < kb ? n - k0 : kb;
         const double *b = x + k0 * rs, *wk = w ? w + k0 : NULL;
@@ -199,19 +213,18 @@ static int sg_gram_{n}(const double *x, long rs, long cs, const double *w, long 
             for (long p = 0; p < q1; p++) {{
                 const long q = p > q0 ? p : q0;
                 sg_tiles_{n}[L - 1][q1 - q - 1](b + p * L, ldb, b + q * L, ldb, wk, kc,
-                                               hp + p * L * dp + q * L, dp, first);
+                                               h + p * L * d + q * L, d, first);
             }}
             if (r)
                 sg_tiles_{n}[r - 1][q1 - q0 - 1](b + nf * L, ldb, b + q0 * L, ldb, wk, kc,
-                                                hp + nf * L * dp + q0 * L, dp, first);
+                                                h + nf * L * d + q0 * L, d, first);
         }}
         if (r)
             sg_tails_{n}[r - 1](b + nf * L, ldb, b + nf * L, ldb, wk, kc,
-                                hp + nf * L * dp + nf * L, dp, first, r);
+                                h + nf * L * d + nf * L, d, first, r);
     }}
     if (!failed)
-        sg_mirror(hp, dp, h, d, nf * L);
-    free(hp);
+        sg_mirror(h, d, nf * L);
     free(B);
     return failed ? -1 : 0;
 }}
