@@ -233,14 +233,19 @@ static int sg_gram_{n}(const double *x, long rs, long cs, const double *w, long 
 
 FOOTER = r"""
 int sg_gram_isa(void) {
+    static int best = -1;        /* a race only computes it twice */
+    if (best < 0) {
+        int found = 0;
 #ifdef SG_X86
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f"))
-        return 2;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        return 1;
+        __builtin_cpu_init();
+        if (__builtin_cpu_supports("avx512f"))
+            found = 2;
+        else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+            found = 1;
 #endif
-    return 0;
+        best = found;
+    }
+    return best;
 }
 
 int sg_gram(const double *x, long rs, long cs, const double *w, long n, long d, double *h,
