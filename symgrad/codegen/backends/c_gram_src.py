@@ -129,12 +129,7 @@ def tile(isa, rows, width, masked=False):
     out.append("    if (first) {")
     out += [f"        {x} = ({v}){{0}};" for row in acc for x in row]
     out.append("    } else {")
-    for r, row in enumerate(acc):
-        for t, x in enumerate(row):
-            if masked:
-                out.append(f"        {{ const double *p = c + {r} * ldc; {x} = {isa.tail}; }}")
-            else:
-                out.append(f"        {x} = *(const sg_u{L} *)(c + {r} * ldc + {t * L});")
+    out += ["    " + line for line in _accumulators(isa, acc, masked, load=True)]
     out.append("    }")
 
     def step(k, weighted):
@@ -161,14 +156,25 @@ def tile(isa, rows, width, masked=False):
         out += step("k", weighted)
         out.append("    }")
     out.append("    }")
-    for r, row in enumerate(acc):
-        for t, x in enumerate(row):
-            if masked:
-                out.append(f"    {{ double *p = c + {r} * ldc; {isa.store.format(x=x)}; }}")
-            else:
-                out.append(f"    *(sg_u{L} *)(c + {r} * ldc + {t * L}) = {x};")
+    out += _accumulators(isa, acc, masked, load=False)
     out.append("}")
     return "\n".join(out)
+
+
+def _accumulators(isa, acc, masked, load):
+    """Lines loading the accumulators ``acc`` (rows of names) from the tile of H at ``c``
+    or storing them there; ``masked``: only the ``r`` leading columns exist."""
+    lines = []
+    for r, row in enumerate(acc):
+        for t, x in enumerate(row):
+            at = f"c + {r} * ldc + {t * isa.lanes}"
+            if masked:
+                lines.append(f"    {{ double *p = {at}; " + (f"{x} = {isa.tail}; }}" if load
+                             else f"{isa.store.format(x=x)}; }}"))
+            else:
+                lines.append(f"    {x} = *(const sg_u{isa.lanes} *)({at});" if load else
+                             f"    *(sg_u{isa.lanes} *)({at}) = {x};")
+    return lines
 
 
 def driver(isa):
