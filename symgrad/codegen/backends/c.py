@@ -7,8 +7,10 @@ logic, where, clamp, relu/sigmoid/softplus/logaddexp/hypot, rounding, fmod/remai
 nextafter) on scalars and on arrays whose operands have the op's own shape or are scalars.
 Consecutive such statements of one shape are fused into one C loop over the elements
 (a *kernel*), however long the chain; a program of scalars only becomes one C function
-called directly through cffi (about a microsecond per call). Everything else
-(reductions, products, reshapes and slices, gathers and scatters, decompositions,
+called directly through cffi (about a microsecond per call). Symmetric weighted Gram
+products ``Xᵀ diag(w) X`` (the Hessians of generalised linear models, Gauss–Newton
+``Jᵀ J``) run natively too, as calls of one kernel (``c_gram``). Everything else
+(reductions, other products, reshapes and slices, gathers and scatters, decompositions,
 sorting, convolutions, broadcasting between different shapes, ops without a C form)
 runs as the NumPy backend's code between the kernels: the compiled function is a hybrid,
 so every program the NumPy backend compiles compiles here too.
@@ -29,6 +31,7 @@ from ...core.shapes import shapes_equal
 from ...errors import RegistryError
 from ..names import code_name, is_plain
 from ..reassociate import for_code
+from . import c_gram
 from .base import Backend
 from .c_build import CHUNK, CompilerError  # noqa: F401 - CompilerError: compile("c") without a compiler
 from .c_emit import build_hybrid
@@ -65,15 +68,13 @@ class Kernel:
         return not self.shape
 
 
-def _native_statements(prog):
-    """{name: C template} of the statements that can run in C (see the module docstring);
-    a boolean value stays inside C only when every reader is C too."""
+def _native_statements(prog, statements):
+    """{name: C template} of the ``statements`` (the program's, in order) that can run in
+    C (see the module docstring); a boolean value stays inside C only when every reader is
+    C too."""
     cache = _c_templates()
-    kinds = {}
-    for name, node, _ in prog.statements:
-        kinds[name] = node.kind
     native = {}
-    for name, node, operands in prog.statements:
+    for name, node, operands in statements:
         opdef = OPS[node.op]
         if not opdef.pointwise or node.kind not in NATIVE_KINDS:
             continue
@@ -87,7 +88,7 @@ def _native_statements(prog):
                 ValueError, AttributeError):
             continue
     readers = {}
-    for name, node, operands in prog.statements:
+    for name, node, operands in statements:
         for n in operands:
             if n is not None:
                 readers.setdefault(n, []).append(name)
@@ -95,7 +96,7 @@ def _native_statements(prog):
     changed = True
     while changed:
         changed = False
-        for name, node, _ in prog.statements:
+        for name, node, _ in statements:
             if name in native and node.kind == "bool" and (
                     name in results or any(r not in native for r in readers.get(name, ()))):
                 del native[name]
@@ -103,12 +104,12 @@ def _native_statements(prog):
     return native
 
 
-def _plan(prog, native):
-    """The program as a list of ("numpy", statement) and ("kernel", Kernel) in an order
-    that respects every dependency: a kernel collects the native statements of its shape;
-    NumPy statements that read it wait until a native statement needs one of theirs (or
-    the program ends), and the kernel is emitted before them. An array kernel of one
-    statement becomes NumPy code again."""
+def _plan(prog, native, statements):
+    """The program (its ``statements``) as a list of ("numpy", statement) and ("kernel",
+    Kernel) in an order that respects every dependency: a kernel collects the native
+    statements of its shape; NumPy statements that read it wait until a native statement
+    needs one of theirs (or the program ends), and the kernel is emitted before them. An
+    array kernel of one statement becomes NumPy code again."""
     items, open_kernels, owner = [], [], {}
     deferred, deferred_names = [], set()   # NumPy statements waiting for an open kernel
 
@@ -125,7 +126,7 @@ def _plan(prog, native):
         deferred.clear()
         deferred_names.clear()
 
-    for statement in prog.statements:
+    for statement in statements:
         name, node, operands = statement
         needed = {owner[n] for n in operands if n is not None and n in owner}
         waits = any(n in deferred_names for n in operands if n is not None)
@@ -287,12 +288,15 @@ class CBackend(Backend):
         prog = Program(targets, inputs, prefix="_t", array_name=lambda node, k: f"_c{k}",
                        input_name=lambda x: code_name(x.name))
         emit._check_dims_bound(prog, inputs)
-        native = _native_statements(prog)
-        if not native:
+        grams, dropped = c_gram.find(prog, prog.statements)
+        statements = [(name, node, grams[name].operands if name in grams else operands)
+                      for name, node, operands in prog.statements if name not in dropped]
+        native = _native_statements(prog, statements)
+        if not native and not grams:
             return numpy_function()
-        return build_hybrid(emit, prog, _plan(prog, native), outputs, inputs, func_name,
-                            with_value, zero_shapes, _kernel_c, _NUMPY,
-                            func_name if is_plain(func_name) else "gradient")
+        return build_hybrid(emit, prog, _plan(prog, native, statements), outputs, inputs,
+                            func_name, with_value, zero_shapes, _kernel_c, _NUMPY,
+                            func_name if is_plain(func_name) else "gradient", grams)
 
     def zeros(self, shape):
         return _NUMPY.zeros(shape)
