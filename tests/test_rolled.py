@@ -1,9 +1,10 @@
 """Rolled loops: a function whose trace repeats a body many times compiles to code that
 runs the body and its VJP in loops (``core.loops``, ``diff.rolled``, ``codegen.rolled``;
-Python loops for NumPy and torch, ``jax.lax.scan`` for JAX).
+Python loops for NumPy and torch, ``jax.lax.scan`` for JAX, C loops for the C backend's
+programs of scalars).
 
 Every case runs the same function on torch tensors (sg ops compute on them) and compares
-``torch.autograd.grad`` in float64 with the compiled NumPy, torch and JAX gradients, and checks
+``torch.autograd.grad`` in float64 with the compiled NumPy, torch, JAX and C gradients, and checks
 that the compiled code did roll the loop (``for _lk in range(`` in its source) or, for the
 cases that must not roll, that it did not.
 """
@@ -178,10 +179,12 @@ def case(request):
     return request.param, f, shapes, dims, g
 
 
-@pytest.mark.parametrize("backend", ["numpy", "torch", "jax"])
+@pytest.mark.parametrize("backend", ["numpy", "torch", "jax", "c"])
 def test_rolled_gradient_matches_autograd(case, backend):
     if backend == "jax":
         pytest.importorskip("jax")
+    if backend == "c":
+        pytest.importorskip("cffi")
     name, f, shapes, dims, g = case
     args = _arguments(f, shapes, dims)
     names = [x.name for x in g.inputs]
@@ -314,3 +317,22 @@ def test_an_op_without_a_rule_is_refused_by_grad_fn():
             sg.grad_fn(f)
     finally:
         rule_table.rules.get = original
+
+
+def test_scalar_loops_are_one_c_function_with_loops():
+    pytest.importorskip("cffi")
+    g = sg.grad_fn(chain)
+    fn = g.compile("c")
+    assert "for (long k = 0; k <" in fn.__symgrad_c_source__
+    assert fn.__symgrad_c_source__.count("sin(") < 10
+    tx = torch.tensor(1.0, dtype=torch.float64, requires_grad=True)
+    ty = torch.tensor(1.2, dtype=torch.float64, requires_grad=True)
+    ref = torch.autograd.grad(chain(tx, ty), [tx, ty])
+    _close(fn(1.0, 1.2), [r.numpy() for r in ref])
+    _close(fn(np.float64(1.0), np.float64(1.2)), [r.numpy() for r in ref])   # checked path
+    out = fn(np.float32(1.0), np.float32(1.2))
+    assert all(isinstance(o, np.float32) for o in out)
+    with pytest.raises(sg.ArgumentError, match="takes 2 arguments"):
+        fn(1.0)
+    with pytest.raises(sg.ArgumentError, match="native code"):
+        g.source("c")

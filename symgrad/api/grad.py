@@ -262,7 +262,7 @@ class GradFn(DerivativeFn):
 
     def _rolled(self, backend):
         plan = self._rolled_plan
-        return plan if plan is not None and backend_named(backend).rolls_loops else None
+        return plan if plan is not None and backend_named(backend).rolls(plan) else None
 
     def _zero_shapes(self):
         return [x.shape for x in self.wrt]

@@ -13,8 +13,9 @@ as ``_lr<j>``), the cotangents of the carries in ``_lg<j>`` and of the invariant
 names start with one underscore and no user name is written so (``core.names``).
 """
 from ..core.build import gc_paused
+from ..errors import ArgumentError
 from ..core.program import Program
-from . import heap, threads
+from . import emit, heap, threads
 from .backends import backend as backend_named
 from .compile import load
 from .emit import (_ids_memo, checked_zero_shapes, function_source, results_code,
@@ -230,6 +231,10 @@ def rolled_source(plan, backend, func_name="gradient", with_value=None, zero_sha
     docstring), as ``emit.build_source`` gives for a straight-line program."""
     if isinstance(backend, str):
         backend = backend_named(backend)
+    if hasattr(backend, "compile_function"):
+        raise ArgumentError(f"the {backend.name} backend builds native code, not standalone "
+                            "Python source; compiled functions carry their C as "
+                            "fn.__symgrad_c_source__, and source('numpy') gives the Python")
     outputs = list(plan.grads)
     zero_shapes = checked_zero_shapes(outputs, zero_shapes)
     body = RolledBody(plan, outputs, zero_shapes, with_value,
@@ -243,7 +248,13 @@ def rolled_source(plan, backend, func_name="gradient", with_value=None, zero_sha
 def compile_rolled(plan, backend, func_name="gradient", with_value=None, zero_shapes=None):
     """The compiled function of ``plan`` for ``backend`` (one whose ``rolls_loops``)."""
     target = backend_named(backend)
-    if target.blas_threads:
+    if hasattr(target, "compile_rolled"):      # a backend that builds native code
+        zero_shapes = checked_zero_shapes(list(plan.grads), zero_shapes)
+        body = RolledBody(plan, list(plan.grads), zero_shapes, with_value)
+        return target.compile_rolled(emit, body, func_name, with_value, zero_shapes)
+    if target.blas_threads and any(node.shape for _, node, _ in
+                                   RolledBody(plan, list(plan.grads), checked_zero_shapes(
+                                       list(plan.grads), zero_shapes), None).statements):
         threads.configure()
         heap.configure()
     src, arrays = rolled_source(plan, target, func_name, with_value, zero_shapes,

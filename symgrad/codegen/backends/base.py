@@ -25,6 +25,11 @@ class Backend:
     def __init__(self):
         self._templates = None
 
+    def rolls(self, plan):
+        """Whether this backend compiles the rolled gradient ``plan`` (``codegen.rolled``)
+        rather than the straight-line program."""
+        return self.rolls_loops
+
     def printer(self):
         """A new printer of this backend (its class imports lazily what it needs)."""
         raise NotImplementedError

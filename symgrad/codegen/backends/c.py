@@ -34,6 +34,7 @@ from ..reassociate import for_code
 from . import c_gram
 from .base import Backend
 from .c_build import CHUNK, CompilerError  # noqa: F401 - CompilerError: compile("c") without a compiler
+from . import c_rolled
 from .c_emit import build_hybrid
 from .c_printer import CCodePrinter
 from .numpy import NumpyBackend
@@ -297,6 +298,17 @@ class CBackend(Backend):
         return build_hybrid(emit, prog, _plan(prog, native, statements), outputs, inputs,
                             func_name, with_value, zero_shapes, _kernel_c, _NUMPY,
                             func_name if is_plain(func_name) else "gradient", grams)
+
+    def rolls(self, plan):
+        """A rolled gradient of scalars whose every statement has a C form is one C
+        function with loops (``c_rolled``); one with arrays keeps its straight-line
+        program, whose elementwise chains become C kernels."""
+        return c_rolled.native(plan, _c_templates(), NATIVE_KINDS)
+
+    def compile_rolled(self, emit, body, func_name, with_value, zero_shapes):
+        return c_rolled.compile_rolled(emit, body, _NUMPY, _c_templates(),
+                                       func_name if is_plain(func_name) else "gradient",
+                                       with_value, zero_shapes)
 
     def zeros(self, shape):
         return _NUMPY.zeros(shape)
