@@ -336,3 +336,22 @@ def test_scalar_loops_are_one_c_function_with_loops():
         fn(1.0)
     with pytest.raises(sg.ArgumentError, match="native code"):
         g.source("c")
+
+
+SCALAR_CASES = [name for name, (f, shapes, dims, wrt) in CASES.items() if not shapes]
+
+
+@pytest.mark.parametrize("name", SCALAR_CASES)
+def test_scalar_loops_in_numba(name):
+    """Numba's rolled code is one jitted function with loops (its straight-line code for
+    a long loop took a minute to compile)."""
+    pytest.importorskip("numba")
+    f, shapes, dims, wrt = CASES[name]
+    g = sg.grad_fn(f, shapes=shapes, wrt=wrt)
+    args = _arguments(f, shapes, dims)
+    names = [x.name for x in g.inputs]
+    value, ref = _reference(f, args, [x.name for x in g.wrt], names)
+    _close(g.compile("numba")(*args), ref)
+    got_value, grads = g.compile("numba", with_value=True)(*args)
+    _close([got_value], [value])
+    _close(grads, ref)

@@ -17,7 +17,7 @@ from ..core.user_cache import cache_folder, write_atomically
 from ..core.opdef import OPS
 from ..core.program import Program
 from ..errors import ArgumentError, EvaluationError
-from .backends import internal, numba_kernels as nk
+from .backends import internal, numba_kernels as nk, rolled_native
 from .backends.numba import require_numba
 from .emit import (Argument, Code, _arguments_code, _check_dims_bound, _dim_checks,
                    _ids_memo, _translated_errors, results_code, say,
@@ -268,3 +268,37 @@ def _compile_kernels(numba, module, types):
         except Exception:   # TypingError, LoweringError, UnsupportedError, ...
             failed.append(ops)
     return failed
+
+
+def compile_rolled(backend, emit, body, func_name, with_value):
+    """A rolled gradient of scalars (``codegen.rolled``) as one ``@numba.njit`` function
+    with loops (``backends.rolled_native``), or None when Numba cannot compile it (the
+    NumPy backend's loops then run it)."""
+    numba = require_numba()
+    elements, _ = backend.caches()
+    helpers = {}
+    lines, _, _ = rolled_native.function_lines(body, elements, rolled_native.PythonSyntax(),
+                                               with_value, helpers)
+    module_lines = ["import math", "import numpy", "import numba", ""]
+    for helper, text in helpers.items():
+        module_lines.append(text)
+        if text.lstrip().startswith("def "):
+            module_lines.append(f"{helper} = numba.njit(cache=True, "
+                                f"error_model='numpy')({helper})")
+    module_lines += ["", "", "@numba.njit(cache=True, error_model='numpy')"] + lines
+    with _lock:
+        module = load_module("\n".join(module_lines) + "\n")
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                module.sg_r.compile((numba.float64,) * len(body.plan.inputs))
+        except Exception:   # noqa: BLE001 - any failure of Numba's: NumPy runs it
+            return None
+    name = func_name if is_plain(func_name) else "gradient"
+    call = [f"_o = _k({', '.join(emit.Argument(x).code for x in body.plan.inputs)})"]
+    text = rolled_native.wrapper_source(emit, body, backend, name, call, with_value)
+    namespace = backend.namespace()
+    namespace.update({"ArgumentError": ArgumentError, "EvaluationError": EvaluationError,
+                      "_k": module.sg_r})
+    exec(compile(text, f"<symgrad-numba-{name}>", "exec"), namespace)  # noqa: S102
+    return namespace[name]

@@ -15,12 +15,16 @@ names start with one underscore and no user name is written so (``core.names``).
 from ..core.build import gc_paused
 from ..errors import ArgumentError
 from ..core.program import Program
-from . import emit, heap, threads
+from . import emit, heap, numba_compile, threads
 from .backends import backend as backend_named
 from .compile import load
 from .emit import (_ids_memo, checked_zero_shapes, function_source, results_code,
                    statement_lines)
 from .names import code_name
+
+
+# backends whose rolled code has a pipeline of its own: name -> compile_rolled
+PIPELINES = {"numba": numba_compile.compile_rolled}
 
 
 class _ArrayNames:
@@ -248,6 +252,12 @@ def rolled_source(plan, backend, func_name="gradient", with_value=None, zero_sha
 def compile_rolled(plan, backend, func_name="gradient", with_value=None, zero_shapes=None):
     """The compiled function of ``plan`` for ``backend`` (one whose ``rolls_loops``)."""
     target = backend_named(backend)
+    if target.name in PIPELINES:               # a backend with a pipeline of its own
+        zero_shapes = checked_zero_shapes(list(plan.grads), zero_shapes)
+        body = RolledBody(plan, list(plan.grads), zero_shapes, with_value)
+        fn = PIPELINES[target.name](target, emit, body, func_name, with_value)
+        return fn if fn is not None else compile_rolled(plan, "numpy", func_name,
+                                                         with_value, zero_shapes)
     if hasattr(target, "compile_rolled"):      # a backend that builds native code
         zero_shapes = checked_zero_shapes(list(plan.grads), zero_shapes)
         body = RolledBody(plan, list(plan.grads), zero_shapes, with_value)

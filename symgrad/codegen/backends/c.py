@@ -34,7 +34,7 @@ from ..reassociate import for_code
 from . import c_gram
 from .base import Backend
 from .c_build import CHUNK, CompilerError  # noqa: F401 - CompilerError: compile("c") without a compiler
-from . import c_rolled
+from . import c_rolled, rolled_native
 from .c_emit import build_hybrid
 from .c_printer import CCodePrinter
 from .numpy import NumpyBackend
@@ -303,12 +303,12 @@ class CBackend(Backend):
         """A rolled gradient of scalars whose every statement has a C form is one C
         function with loops (``c_rolled``); one with arrays keeps its straight-line
         program, whose elementwise chains become C kernels."""
-        return c_rolled.native(plan, _c_templates(), NATIVE_KINDS)
+        return rolled_native.native(plan, _c_templates(), NATIVE_KINDS)
 
     def compile_rolled(self, emit, body, func_name, with_value, zero_shapes):
         return c_rolled.compile_rolled(emit, body, _NUMPY, _c_templates(),
                                        func_name if is_plain(func_name) else "gradient",
-                                       with_value, zero_shapes)
+                                       with_value)
 
     def zeros(self, shape):
         return _NUMPY.zeros(shape)

@@ -18,6 +18,7 @@ code instead of compiling again (about a second per kernel).
 from ...core.opdef import render
 from ...core.optional import MissingDependencyError
 from ...core.program import TemplateCache
+from . import rolled_native
 from .math import MathCodePrinter
 from .numpy import NumpyBackend, NumpyCodePrinter
 
@@ -74,6 +75,12 @@ class NumbaBackend(NumpyBackend):
         super().__init__()
         self._elements = None
         self._arrays = None
+
+    def rolls(self, plan):
+        """A rolled gradient of scalars whose every statement has an element form is one
+        jitted function with loops (``rolled_native``); one with arrays keeps its
+        straight-line program and its fused kernels."""
+        return rolled_native.native(plan, self.caches()[0])
 
     def scalar_result(self, name):
         """A kernel returns Python floats; the NumPy backend NumPy scalars."""
