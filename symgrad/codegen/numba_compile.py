@@ -270,35 +270,53 @@ def _compile_kernels(numba, module, types):
     return failed
 
 
-def compile_rolled(backend, emit, body, func_name, with_value):
+class Rolled:
     """A rolled gradient of scalars (``codegen.rolled``) as one ``@numba.njit`` function
-    with loops (``backends.rolled_native``), or None when Numba cannot compile it (the
-    NumPy backend's loops then run it)."""
-    numba = require_numba()
-    elements, _ = backend.caches()
-    helpers = {}
-    lines, _, _ = rolled_native.function_lines(body, elements, rolled_native.PythonSyntax(),
-                                               with_value, helpers)
-    module_lines = ["import math", "import numpy", "import numba", ""]
-    for helper, text in helpers.items():
-        module_lines.append(text)
-        if text.lstrip().startswith("def "):
-            module_lines.append(f"{helper} = numba.njit(cache=True, "
-                                f"error_model='numpy')({helper})")
-    module_lines += ["", "", "@numba.njit(cache=True, error_model='numpy')"] + lines
-    with _lock:
-        module = load_module("\n".join(module_lines) + "\n")
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                module.sg_r.compile((numba.float64,) * len(body.plan.inputs))
-        except Exception:   # noqa: BLE001 - any failure of Numba's: NumPy runs it
-            return None
-    name = func_name if is_plain(func_name) else "gradient"
-    call = [f"_o = _k({', '.join(emit.Argument(x).code for x in body.plan.inputs)})"]
-    text = rolled_native.wrapper_source(emit, body, backend, name, call, with_value)
-    namespace = backend.namespace()
-    namespace.update({"ArgumentError": ArgumentError, "EvaluationError": EvaluationError,
-                      "_k": module.sg_r})
-    exec(compile(text, f"<symgrad-numba-{name}>", "exec"), namespace)  # noqa: S102
-    return namespace[name]
+    with loops (``backends.rolled_native``) in a module of its own, and the Python
+    function around it."""
+
+    @staticmethod
+    def build(backend, emit, body, func_name, with_value):
+        """(kernel module source, outer source, its name)."""
+        require_numba()
+        elements, _ = backend.caches()
+        helpers = {}
+        lines, _, _ = rolled_native.function_lines(
+            body, elements, rolled_native.PythonSyntax(), with_value, helpers)
+        module = ["import math", "import numpy", "import numba", ""]
+        for helper, text in helpers.items():
+            module.append(text)
+            if text.lstrip().startswith("def "):
+                module.append(f"{helper} = numba.njit(cache=True, "
+                              f"error_model='numpy')({helper})")
+        module += ["", "", "@numba.njit(cache=True, error_model='numpy')"] + lines
+        name = func_name if is_plain(func_name) else "gradient"
+        call = [f"_o = _k({', '.join(emit.Argument(x).code for x in body.plan.inputs)})"]
+        outer = rolled_native.wrapper_source(emit, body, backend, name, call, with_value)
+        return "\n".join(module) + "\n", outer, name
+
+    @staticmethod
+    def compile(backend, emit, body, func_name, with_value):
+        """The compiled function, or None when Numba cannot compile the kernel (the NumPy
+        backend's loops then run it)."""
+        numba = require_numba()
+        kernel_src, outer, name = Rolled.build(backend, emit, body, func_name, with_value)
+        with _lock:
+            module = load_module(kernel_src)
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    module.sg_r.compile((numba.float64,) * len(body.plan.inputs))
+            except Exception:   # noqa: BLE001 - any failure of Numba's: NumPy runs it
+                return None
+        namespace = backend.namespace()
+        namespace.update({"ArgumentError": ArgumentError, "EvaluationError": EvaluationError,
+                          "_k": module.sg_r})
+        exec(compile(outer, f"<symgrad-numba-{name}>", "exec"), namespace)  # noqa: S102
+        return namespace[name]
+
+    @staticmethod
+    def source(backend, emit, body, func_name, with_value):
+        """The kernel module and the outer function, as one text (for reading)."""
+        kernel_src, outer, _ = Rolled.build(backend, emit, body, func_name, with_value)
+        return kernel_src + "\n\n# ----- outer function (_k is sg_r) -----\n\n" + outer

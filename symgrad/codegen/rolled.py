@@ -13,8 +13,8 @@ as ``_lr<j>``), the cotangents of the carries in ``_lg<j>`` and of the invariant
 names start with one underscore and no user name is written so (``core.names``).
 """
 from ..core.build import gc_paused
-from ..errors import ArgumentError
 from ..core.program import Program
+from ..errors import ArgumentError
 from . import emit, heap, numba_compile, threads
 from .backends import backend as backend_named
 from .compile import load
@@ -23,8 +23,8 @@ from .emit import (_ids_memo, checked_zero_shapes, function_source, results_code
 from .names import code_name
 
 
-# backends whose rolled code has a pipeline of its own: name -> compile_rolled
-PIPELINES = {"numba": numba_compile.compile_rolled}
+# backends whose rolled code has a pipeline of its own: name -> its module (compile, source)
+PIPELINES = {"numba": numba_compile.Rolled}
 
 
 class _ArrayNames:
@@ -91,7 +91,6 @@ def _loop(scan, name, state, start, body, new, saves, restores, steps):
 
 class RolledBody:
     """A rolled gradient as a function's body, for ``emit.function_source``."""
-
 
     def __init__(self, plan, outputs, zero_shapes, with_value, local=""):
         self.plan, self.outputs, self.zero_shapes = plan, outputs, zero_shapes
@@ -243,6 +242,9 @@ def rolled_source(plan, backend, func_name="gradient", with_value=None, zero_sha
     zero_shapes = checked_zero_shapes(outputs, zero_shapes)
     body = RolledBody(plan, outputs, zero_shapes, with_value,
                       "_" if backend.arrays_on_entry else "")
+    if backend.name in PIPELINES:
+        return PIPELINES[backend.name].source(backend, emit, body, func_name,
+                                              with_value), {}
     arrays = body.arrays.values
     return function_source(body, plan.inputs, backend, func_name, arrays, standalone,
                            lazy_fallback), arrays
@@ -250,23 +252,21 @@ def rolled_source(plan, backend, func_name="gradient", with_value=None, zero_sha
 
 @gc_paused
 def compile_rolled(plan, backend, func_name="gradient", with_value=None, zero_shapes=None):
-    """The compiled function of ``plan`` for ``backend`` (one whose ``rolls_loops``)."""
+    """The compiled function of ``plan`` for ``backend`` (one that ``rolls`` it)."""
     target = backend_named(backend)
+    outputs = list(plan.grads)
+    zero_shapes = checked_zero_shapes(outputs, zero_shapes)
+    body = RolledBody(plan, outputs, zero_shapes, with_value,
+                      "_" if target.arrays_on_entry else "")
     if target.name in PIPELINES:               # a backend with a pipeline of its own
-        zero_shapes = checked_zero_shapes(list(plan.grads), zero_shapes)
-        body = RolledBody(plan, list(plan.grads), zero_shapes, with_value)
-        fn = PIPELINES[target.name](target, emit, body, func_name, with_value)
+        fn = PIPELINES[target.name].compile(target, emit, body, func_name, with_value)
         return fn if fn is not None else compile_rolled(plan, "numpy", func_name,
                                                          with_value, zero_shapes)
     if hasattr(target, "compile_rolled"):      # a backend that builds native code
-        zero_shapes = checked_zero_shapes(list(plan.grads), zero_shapes)
-        body = RolledBody(plan, list(plan.grads), zero_shapes, with_value)
         return target.compile_rolled(emit, body, func_name, with_value, zero_shapes)
-    if target.blas_threads and any(node.shape for _, node, _ in
-                                   RolledBody(plan, list(plan.grads), checked_zero_shapes(
-                                       list(plan.grads), zero_shapes), None).statements):
+    if target.blas_threads and any(node.shape for _, node, _ in body.statements):
         threads.configure()
         heap.configure()
-    src, arrays = rolled_source(plan, target, func_name, with_value, zero_shapes,
-                                standalone=False, lazy_fallback=True)
-    return load(src, arrays, target, func_name)
+    src = function_source(body, plan.inputs, target, func_name, body.arrays.values,
+                          standalone=False, lazy_fallback=True)
+    return load(src, body.arrays.values, target, func_name)
