@@ -9,7 +9,7 @@ function; the code is as long as one copy of the body, whatever the number of st
 
 Names: the loop's carries live in ``_lc<j>`` (the backward loop reads their saved values
 as ``_lr<j>``), the cotangents of the carries in ``_lg<j>`` and of the invariants in
-``_lv<j>``, the saved values in the list ``_ls``; generated
+``_lv<j>``, the saved values in the lists ``_ls<j>``; generated
 names start with one underscore and no user name is written so (``core.names``).
 """
 from ..core.build import gc_paused
@@ -52,16 +52,25 @@ def _tuple(names):
     return ", ".join(names) + ","
 
 
+def _assign(targets, values):
+    if len(targets) == 1:
+        return f"{targets[0]} = {values[0]}"
+    return f"{_tuple(targets)} = {_tuple(values)}"
+
+
 def _loop(scan, name, state, start, body, new, saves, restores, steps):
     """Lines running ``body`` ``steps`` times on the variables ``state`` (starting from
     the expressions ``start``), which become ``new`` after each step: forward (``saves``:
-    the names whose values each step appends to ``_ls``) or backward over ``_ls`` in
-    reverse (``restores``: the names each step reads its saved values into). A Python
-    loop, or for a backend that traces loops away (JAX under jit) ``jax.lax.scan``
-    through ``_scan``, which compiles the body once."""
+    the names whose values each step appends to the lists ``_ls<j>``) or backward over
+    those lists in reverse (``restores``: the names each step reads its saved values
+    into). A Python loop, or for a backend that traces loops away (JAX under jit)
+    ``jax.lax.scan`` through ``_scan``, which compiles the body once (its saved values
+    are the stacked outputs ``_ls``). A list per saved value rather than one of tuples:
+    floats and arrays are not tracked by Python's garbage collector, tuples are, and a
+    thousand kept per call set off collections that walk every live object."""
     if not state:
         return []
-    lines = [f"{_tuple(state)} = {_tuple(start)}"]
+    lines = [_assign(state, start)]
     if scan:
         lines.append(f"def {name}(_lstate, _lx):")
         lines.append(f"    {_tuple(state)} = _lstate")
@@ -79,13 +88,17 @@ def _loop(scan, name, state, start, body, new, saves, restores, steps):
                          f"{steps}, True)")
         return lines
     if saves:
-        lines.append("_ls = []")
-        body = body + [f"_ls.append(({_tuple(saves)}))"]
-    if restores:
-        lines.append(f"for {_tuple(restores)} in reversed(_ls):")
+        lines += [f"_ls{j} = []" for j in range(len(saves))]
+        lines += [f"_la{j} = _ls{j}.append" for j in range(len(saves))]
+        body = body + [f"_la{j}({n})" for j, n in enumerate(saves)]
+    if restores and len(restores) == 1:
+        lines.append(f"for {restores[0]} in reversed(_ls0):")
+    elif restores:
+        lists = ", ".join(f"reversed(_ls{j})" for j in range(len(restores)))
+        lines.append(f"for {', '.join(restores)} in zip({lists}):")
     else:
         lines.append(f"for _lk in range({steps}):")
-    lines += ["    " + line for line in body + [f"{_tuple(state)} = {_tuple(new)}"]]
+    lines += ["    " + line for line in body + [_assign(state, new)]]
     return lines
 
 

@@ -5,15 +5,17 @@ differentiation can work on one copy (``diff.rolled``) and code generation can e
 loop over it instead of K copies (``codegen.rolled``): time to a compiled gradient then
 no longer grows with K beyond the trace itself.
 
-The search is linear in the graph. In a topological order from a depth-first walk, the
-copies lie one after the other. Each node gets a signature (its op, parameters, shape and
-kind, and its inputs' ops); a period p is a distance at which equal signatures follow
-each other often. For each candidate p, a run of positions whose signature equals the one
-p before is then checked exactly, copy against copy: the same op, parameters, shape and
-kind at each position, and each input either the same node in every copy (an invariant,
-computed before the run), the node at the same position of the same copy, or of the copy
-before (a carry). Of the valid starting points, the one whose copies hand the fewest
-values to the next is taken.
+The search is linear in the graph. In the order the trace made the nodes (a topological
+order too) one iteration of the loop is one stretch of nodes, whatever chains it
+updates, so the copies lie one after the other. Each node gets a signature (its op,
+parameters, shape and kind, and its inputs' ops); a period p is a distance at which equal
+signatures follow each other often (and twice it, for copies that read two back). For
+each candidate p, a run of positions whose signature equals the one p before is then
+checked exactly, copy against copy: the same op, parameters, shape and kind at each
+position, and each input either the same node in every copy (an invariant, computed
+before the run), the node at the same position of the same copy, or of the copy before
+(a carry). Of the starting points, the one whose copies hand the fewest values to the
+next (and read none from two copies back) is taken.
 
 What is rolled is only the copies that nothing after the run reads: a value of copy j is
 read by copy j or j + 1 alone. The last copy is left to the rest of the program (it is the
