@@ -19,12 +19,22 @@ from ..types import Axis, Result, TensorLike
 
 REDUCTIONS = ("mean", "sum", "none")
 
+# x - max is a fresh array: exp and the normalisation work in it, not in new ones
 _SOFTMAX = ("def _softmax(x, axis):\n"
-            "    e = numpy.exp(x - numpy.max(x, axis=axis, keepdims=True, initial=-math.inf))\n"
-            "    return e / numpy.sum(e, axis=axis, keepdims=True)")
+            "    e = x - numpy.max(x, axis=axis, keepdims=True, initial=-math.inf)\n"
+            "    if type(e) is not numpy.ndarray or e.dtype.kind != 'f':\n"
+            "        e = numpy.exp(e)\n"
+            "        return e / numpy.sum(e, axis=axis, keepdims=True)\n"
+            "    numpy.exp(e, out=e)\n"
+            "    e /= numpy.sum(e, axis=axis, keepdims=True)\n"
+            "    return e")
 _LOG_SOFTMAX = ("def _log_softmax(x, axis):\n"
                 "    y = x - numpy.max(x, axis=axis, keepdims=True, initial=-math.inf)\n"
-                "    return y - numpy.log(numpy.sum(numpy.exp(y), axis=axis, keepdims=True))")
+                "    s = numpy.log(numpy.sum(numpy.exp(y), axis=axis, keepdims=True))\n"
+                "    if type(y) is not numpy.ndarray or y.dtype != s.dtype:\n"
+                "        return y - s\n"
+                "    y -= s\n"
+                "    return y")
 _LOGSUMEXP = ("def _logsumexp(x, axis, keepdims):\n"
               "    m = numpy.max(x, axis=axis, keepdims=True, initial=-math.inf)\n"
               "    m = numpy.where(numpy.isfinite(m), m, 0.0)\n"
