@@ -568,6 +568,7 @@ def _sin_chain(x, steps=300):
     return x
 
 
+@pytest.mark.slow
 def test_formulas_value_and_explicit_of_a_300_step_chain():
     """SymPy recurses as deep as the expression; symgrad gives it room (core.deep)."""
     g = sg.grad_fn(lambda x: _sin_chain(x))
@@ -576,7 +577,8 @@ def test_formulas_value_and_explicit_of_a_300_step_chain():
     assert len(ex.explicit()["x"]) == 2
 
 
-@pytest.mark.parametrize("steps", [2000, pytest.param(10_000, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("steps", [1000, pytest.param(2000, marks=pytest.mark.slow),
+                                   pytest.param(10_000, marks=pytest.mark.slow)])
 def test_a_long_chain_prints_in_linear_size(steps):
     f = _chain(steps)
     g = sg.grad_fn(f)
@@ -591,9 +593,10 @@ def test_a_long_chain_prints_in_linear_size(steps):
     assert len(sg.to_dot(y)) < 200 * 4 * steps
 
 
-def test_matrix_notation_of_a_deep_vector_chain():
+@pytest.mark.parametrize("steps", [1200, pytest.param(3000, marks=pytest.mark.slow)])
+def test_matrix_notation_of_a_deep_vector_chain(steps):
     def f(x):
-        for _ in range(3000):
+        for _ in range(steps):
             x = sg.tanh(x) * x
         return sg.sum(x)
     g = sg.grad_fn(f, shapes={"x": ("n",)})

@@ -18,6 +18,7 @@ code. The checker is tested on a package with a wrong arrow too, so it cannot pa
 vacuously.
 """
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -62,12 +63,7 @@ def imports(module, source, is_package, known):
     """(imported module, line, inside a function) for every import in ``source``; a name
     imported from a package counts as its submodule when there is one."""
     found = []
-    tree = ast.parse(source)
-    functions = [n for n in ast.walk(tree)
-                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))]
-    inner = {id(n) for f in functions for n in ast.walk(f) if n is not f}
-    for node in ast.walk(tree):
-        lazy = id(node) in inner
+    for node, lazy in _import_nodes(source):
         if isinstance(node, ast.Import):
             found += [(a.name, node.lineno, lazy) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -79,6 +75,18 @@ def imports(module, source, is_package, known):
             subs = [f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in known]
             found += [(n, node.lineno, lazy) for n in (subs or [base])]
     return found
+
+
+@functools.lru_cache(maxsize=None)
+def _import_nodes(source):
+    """(import statement, inside a function) of ``source``, parsed once per text (the
+    wrong-arrow tests change one module and read all the others again)."""
+    tree = ast.parse(source)
+    functions = [n for n in ast.walk(tree)
+                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))]
+    inner = {id(n) for f in functions for n in ast.walk(f) if n is not f}
+    return tuple((node, id(node) in inner) for node in ast.walk(tree)
+                 if isinstance(node, (ast.Import, ast.ImportFrom)))
 
 
 def violations(modules):

@@ -32,7 +32,7 @@ from .names import DIM_POOL, INPUT_POOL, look_alike, nfkc, renamed
 from .programs import REAL, Domain, domain_of, generate, graph_ops
 from .runner import run_one, run_threaded
 
-RANDOM_PROGRAMS = 420      # with one per op: over 500 programs in every test run
+RANDOM_PROGRAMS = 350      # with one per op: over 500 programs in every test run
 
 pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"),
               pytest.mark.filterwarnings("ignore:`torch.jit.script`:DeprecationWarning")]
@@ -59,7 +59,7 @@ def test_random_program(seed):
 # The same programs with the gradients compiled for the backends beyond NumPy and torch
 # (a jit compile per program): FAST_EXTRA of them in every run, all under ``slow``.
 EXTRA_BACKENDS = ("jax",)
-FAST_EXTRA = 15
+FAST_EXTRA = 8
 
 
 @pytest.mark.parametrize("backend", EXTRA_BACKENDS)

@@ -1,6 +1,8 @@
 """The printed views agree with the compiled code, and the evaluator can tell when not.
 
-* ``test_views_agree``: for every shape case of every spec in ``tests/rule_specs.py``, the
+* ``test_views_agree``: for every shape case of every spec in ``tests/rule_specs.py`` (the
+  default run takes every other case of each op and its first case with symbolic dims,
+  ``slow`` the rest), the
   gradient of ``sum(op(...) * w_out)`` computed by running ``g.text("numpy")`` with NumPy
   alone, evaluated from ``g.program()``, ``g.formulas`` and ``g.explicit(**dims)``
   (``tests/fuzz/views.py``) equals ``g.compile("numpy")`` on the same inputs;
@@ -73,20 +75,25 @@ def spec_inputs(spec, case, g):
     return out
 
 
-def cases(select=lambda spec, case: True):
+def cases(select=lambda spec, case: True, thin=False):
+    """The spec cases ``select`` takes; with ``thin``, only every other case of an op and
+    its first case with symbolic dims are in the default run, the rest ``slow``."""
     out = []
     for spec in SPECS.values():
-        for case in spec.cases:
+        symbolic = next((c for c in spec.cases if c.dims), None)
+        for k, case in enumerate(spec.cases):
             if not select(spec, case):
                 continue
             cid = f"{spec.op}-{case.id}"
             reason = KNOWN_BUGS.get(cid)
             marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
+            if thin and k % 2 and case is not symbolic:
+                marks.append(pytest.mark.slow)
             out.append(pytest.param(spec, case, id=cid, marks=marks))
     return out
 
 
-@pytest.mark.parametrize("spec, case", cases())
+@pytest.mark.parametrize("spec, case", cases(thin=True))
 def test_views_agree(spec, case):
     g = spec_gradient(spec, case)
     args = spec_inputs(spec, case, g)
