@@ -77,7 +77,7 @@ def imports(module, source, is_package, known):
     return found
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _import_nodes(source):
     """(import statement, inside a function) of ``source``, parsed once per text (the
     wrong-arrow tests change one module and read all the others again)."""
