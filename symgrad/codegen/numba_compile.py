@@ -18,6 +18,7 @@ from ..core.opdef import OPS
 from ..core.program import Program
 from ..errors import ArgumentError, EvaluationError
 from .backends import internal, numba_kernels as nk, rolled_native
+from . import source_lines
 from .backends.numba import require_numba
 from .emit import (Argument, Code, _arguments_code, _check_dims_bound, _dim_checks,
                    _ids_memo, _translated_errors, results_code, say,
@@ -92,8 +93,7 @@ def compile_function(backend, outputs, inputs, func_name="gradient", with_value=
     namespace.update({n: getattr(module, n) for n in types})
     namespace.update(arrays)
     name = func_name if is_plain(func_name) else "gradient"
-    exec(compile(src, f"<symgrad-numba-{name}>", "exec"), namespace)  # noqa: S102
-    fn = namespace[name]
+    fn = source_lines.define(src, namespace, name, "numba")
     fn.__doc__ = where
     return fn
 
@@ -312,8 +312,7 @@ class Rolled:
         namespace = backend.namespace()
         namespace.update({"ArgumentError": ArgumentError, "EvaluationError": EvaluationError,
                           "_k": module.sg_r})
-        exec(compile(outer, f"<symgrad-numba-{name}>", "exec"), namespace)  # noqa: S102
-        return namespace[name]
+        return source_lines.define(outer, namespace, name, "numba")
 
     @staticmethod
     def source(backend, emit, body, func_name, with_value):

@@ -110,7 +110,7 @@ def _runs(sigs, p):
 
 def _same_node(a, b):
     return (a.op == b.op and len(a.inputs) == len(b.inputs) and a.kind == b.kind
-            and shapes_equal(a.shape, b.shape)
+            and (a.shape == b.shape or shapes_equal(a.shape, b.shape))
             and (a.params is b.params or typed_key(a.params) == typed_key(b.params)))
 
 
@@ -164,10 +164,7 @@ class _Checker:
             base = a + j * p
             for k, (m, checks) in enumerate(template):
                 n = order[base + k]
-                if n.op != m.op or n.kind != m.kind or len(n.inputs) != len(m.inputs) \
-                        or n.params is not m.params and (
-                        typed_key(n.params) != typed_key(m.params)) or n.shape != m.shape \
-                        and not shapes_equal(n.shape, m.shape):
+                if not _same_node(n, m):
                     return j
                 inputs = n.inputs
                 for i, ref, offset in checks:
@@ -233,13 +230,17 @@ def find_loop(order):
     if not periods:
         return None
     pos = {id(n): t for t, n in enumerate(order)}
+    last = list(range(len(order)))          # the position of each node's last reader
+    for t, n in enumerate(order):
+        for u in n.inputs:
+            last[pos[id(u)]] = t
     best, tried = None, set()
     for p in periods:
         for period in (p, 2 * p):
             if period in tried:
                 continue
             tried.add(period)
-            found = _at_period(order, pos, sigs, period)
+            found = _at_period(order, pos, last, sigs, period)
             if found is not None and (best is None or found.steps * found.period
                                       > best.steps * best.period):
                 best = found
@@ -252,7 +253,7 @@ def _created(node):
     return node.serial
 
 
-def _at_period(order, pos, sigs, p):
+def _at_period(order, pos, last, sigs, p):
     """The Loop rolling the most nodes at period p, or None."""
     best = None
     for s, e in _runs(sigs, p):
@@ -261,7 +262,7 @@ def _at_period(order, pos, sigs, p):
         found = _longest(order, pos, s - p, e, p)
         if found is None:
             continue
-        loop = _rolled(order, pos, *found)
+        loop = _rolled(order, last, *found)
         if loop is not None and (best is None or loop.steps > best.steps):
             best = loop
     return best
@@ -321,16 +322,14 @@ def _inits(order, a, p, roles):
     return inits
 
 
-def _rolled(order, pos, start, p, copies, roles, inits):
+def _rolled(order, last, start, p, copies, roles, inits):
     """The Loop of the copies nothing outside the run reads (see the module docstring),
-    or None when too few remain."""
+    or None when too few remain; ``last[t]``: where the node at t is read last."""
     end = start + copies * p
     steps = copies - 1                          # the last copy belongs to the rest
-    for t in range(end, len(order)):
-        for u in order[t].inputs:
-            pu = pos[id(u)]
-            if start <= pu < end:
-                steps = min(steps, (pu - start) // p)
+    read_after = next((t for t in range(start, end) if last[t] >= end), None)
+    if read_after is not None:
+        steps = min(steps, (read_after - start) // p)
     if steps < MIN_STEPS or steps * p < MIN_NODES:
         return None
     carries = sorted({ref for row in roles for kind, ref in row if kind == "carry"})

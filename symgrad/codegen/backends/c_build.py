@@ -90,15 +90,14 @@ def _include_dirs():
     return [d for d in {paths["include"], paths["platinclude"]} if d]
 
 
-def load(cdef, source, statements=0, longest=0, level=None):
+def load(cdef, source, statements=0, longest=0):
     """The ``lib`` and ``ffi`` of a module declaring ``cdef`` and defining ``source`` (of
     ``statements`` statements, its longest function of ``longest``: they choose the
-    optimisation level, unless ``level`` gives it)."""
+    optimisation level)."""
     import hashlib
     cffi = _cffi()
     cc = compiler()
-    if level is None:
-        level = "-O0" if longest > LARGE else "-O1" if statements > LARGE else "-O2"
+    level = "-O0" if longest > LARGE else "-O1" if statements > LARGE else "-O2"
     flags = (level,) + FLAGS
     suffix = _sysconfig().get_config_var("EXT_SUFFIX") or ""
     key = hashlib.sha256("\0".join((cdef, source, " ".join(cc), " ".join(flags),

@@ -184,9 +184,9 @@ def _library():
     with _lock:
         if "lib" not in _runtime:
             try:
-                built = load(CDEF, source(), level="-O2")
+                built = load(CDEF, source())
             except CBuildError:
-                built = load(CDEF, source(portable=True), level="-O2")
+                built = load(CDEF, source(portable=True))
             _runtime["lib"], _runtime["ffi"] = built
         return _runtime["lib"], _runtime["ffi"]
 
